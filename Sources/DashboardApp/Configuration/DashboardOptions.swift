@@ -1,0 +1,94 @@
+import Logging
+
+/// The dashboard's command line, parsed by hand (CONTRACT section 2).
+public struct DashboardOptions: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var publicDirectory: String?
+    public var logLevel = LogLevel.info
+
+    public init() {}
+
+    /// What the command line asked for.
+    public enum Command: Sendable, Equatable {
+        case run(DashboardOptions)
+        case help
+        case version
+    }
+
+    /// A command line that cannot be obeyed; its message is one line for stderr.
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+
+    public static let version = "0.1.0"
+
+    public static let help = """
+        Usage: dashboard [options]
+
+        A local web dashboard for a long-poll chat sync engine.
+
+        Options:
+          --host HOST        address to listen on (default 127.0.0.1; others print a warning)
+          --port PORT        port to listen on, 0 picks a free one (default 8080)
+          --public DIR       folder of the page's static files (default: the Public/ folder
+                             of this checkout, found next to the binary or its sources)
+          --log-level LEVEL  error, warning, info, debug or trace (default info); logs go to stderr
+          --help             show this help and exit
+          --version          print the version and exit
+
+        When ready it prints "dashboard listening on http://HOST:PORT/" on stdout.
+        SIGINT or SIGTERM stops it gracefully.
+        """
+
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+        var options = DashboardOptions()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(UsageError) -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = remaining.popFirst(), !next.hasPrefix("--") else {
+                    throw UsageError(message: "option \(name) needs a value")
+                }
+                return next
+            }
+            switch name {
+            case "--help", "-h":
+                return .help
+            case "--version":
+                return .version
+            case "--host":
+                let host = try value()
+                guard !host.isEmpty else { throw UsageError(message: "--host needs a non-empty address") }
+                options.host = host
+            case "--port":
+                let text = try value()
+                guard let port = Int(text), (0...65535).contains(port) else {
+                    throw UsageError(message: "--port must be a number from 0 to 65535, not \(text.debugDescription)")
+                }
+                options.port = port
+            case "--public":
+                options.publicDirectory = try value()
+            case "--log-level":
+                let text = try value()
+                guard let level = LogLevel(name: text) else {
+                    throw UsageError(message: "--log-level must be error, warning, info, debug or trace, not \(text.debugDescription)")
+                }
+                options.logLevel = level
+            default:
+                if argument.hasPrefix("-") {
+                    throw UsageError(message: "unknown option \(name)")
+                }
+                throw UsageError(message: "unexpected argument \(argument.debugDescription)")
+            }
+        }
+        return .run(options)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPCore
+import Logging
+
+/// The dashboard's HTTP face: security checks, API routes and the static page, in that order.
+public struct DashboardApp: HTTPResponder {
+    public let secrets: LaunchSecrets
+    public let hosts: HostAllowList
+    private let stateChangeGuard: StateChangeGuard
+    private let staticFiles: StaticFiles
+    private let router: Router
+    private let log = Logger("app")
+
+    /// - Parameters:
+    ///   - port: the port actually bound; it decides which `Host` values are accepted.
+    ///   - staticFiles: the `Public/` folder.
+    public init(port: Int, staticFiles: StaticFiles, secrets: LaunchSecrets = LaunchSecrets()) {
+        self.secrets = secrets
+        self.hosts = HostAllowList(port: port)
+        self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
+        self.staticFiles = staticFiles
+        var router = Router()
+        BasicRoutes(secrets: secrets).register(in: &router)
+        self.router = router
+    }
+
+    public func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        let isAPI = Self.isAPIPath(request.path)
+        var response = try await answer(request, context: context)
+        SecurityHeaders.apply(to: &response, isAPI: isAPI)
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        guard hosts.allows(request.headers["Host"]) else {
+            log.info("refused \(request.method) \(request.path) for Host \(request.headers["Host"] ?? "(none)")")
+            return Problem.hostNotAllowed(request.headers["Host"]).response
+        }
+        if let problem = stateChangeGuard.check(request) {
+            return problem.response
+        }
+        switch router.match(method: request.method, path: request.path) {
+        case .found(let handler, let parameters):
+            return try await handler(request, parameters, context)
+        case .methodNotAllowed(let allowed):
+            return Self.methodNotAllowed(request.method, allowed: allowed)
+        case .notFound:
+            break
+        }
+        if Self.isAPIPath(request.path) {
+            return Problem.notFound(request.path).response
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return Self.methodNotAllowed(request.method, allowed: ["GET", "HEAD"])
+        }
+        switch staticFiles.response(for: request) {
+        case .found(let response): return response
+        case .notFound: return Problem.notFound(request.path).response
+        case .badPath: return Problem(status: .badRequest, detail: "The path's percent-encoding is broken.").response
+        }
+    }
+
+    private static func methodNotAllowed(_ method: String, allowed: [String]) -> HTTPResponse {
+        var response = Problem.methodNotAllowed(method, allowed: allowed).response
+        response.headers.set("Allow", allowed.joined(separator: ", "))
+        return response
+    }
+
+    static func isAPIPath(_ path: Substring) -> Bool {
+        path.hasPrefix("/api/") || path == "/api" || path == "/healthz" || path == "/metrics"
+    }
+
+    /// How the HTTP core should answer the errors it detects itself (400, 408, 413, 431, 503, ...):
+    /// as problem+json with the same security headers as everything else.
+    public static func coreErrorResponse(status: HTTPStatus, detail: String) -> HTTPResponse {
+        var response = Problem(status: status, detail: userDetail(for: status, technical: detail)).response
+        SecurityHeaders.apply(to: &response, isAPI: true)
+        return response
+    }
+
+    private static func userDetail(for status: HTTPStatus, technical: String) -> String {
+        switch status.code {
+        case 400: "The request could not be read: \(technical)."
+        case 408: "The request did not arrive in time."
+        case 411: "Send the body with a Content-Length."
+        case 413: "The request body is too large."
+        case 431: "The request head is too large."
+        case 503: "The dashboard is too busy to take another connection."
+        default: technical
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import HTTPCore
+
+/// An RFC 9457 problem detail, the body of every API error (`application/problem+json`).
+public struct Problem: Sendable, Codable, Equatable {
+    /// A URI reference naming the kind of problem; `about:blank` when the status says it all.
+    public var type: String
+    public var title: String
+    public var status: Int
+    public var detail: String?
+
+    public init(type: String = "about:blank", title: String, status: HTTPStatus, detail: String? = nil) {
+        self.type = type
+        self.title = title
+        self.status = status.code
+        self.detail = detail
+    }
+
+    /// A problem whose title is the status's reason phrase.
+    public init(status: HTTPStatus, detail: String? = nil) {
+        self.init(title: status.reason, status: status, detail: detail)
+    }
+
+    public var response: HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(self)).map(Array.init) ?? Array("{}".utf8)
+        return HTTPResponse(
+            status: HTTPStatus(code: status),
+            headers: ["Content-Type": "application/problem+json", "Cache-Control": "no-store"],
+            body: body
+        )
+    }
+}
+
+extension Problem {
+    static func hostNotAllowed(_ host: String?) -> Problem {
+        Problem(type: "/problems/host-not-allowed", title: "Host not allowed", status: .forbidden,
+                detail: "This dashboard answers only requests addressed to its own loopback origin"
+                    + (host.map { ", not to \($0.debugDescription)." } ?? "; the request named no host."))
+    }
+
+    static func notFound(_ path: Substring) -> Problem {
+        Problem(status: .notFound, detail: "There is nothing at \(String(path).debugDescription).")
+    }
+
+    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        Problem(status: .methodNotAllowed,
+                detail: "\(method) is not supported here; use \(allowed.joined(separator: " or ")).")
+    }
+}

@@ -1,0 +1,41 @@
+/// Values made fresh for each launch of the process.
+public struct LaunchSecrets: Sendable {
+    /// Sent back by the page in `X-CSRF-Token` on every state-changing request. 256 random bits.
+    public let csrfToken: String
+    /// Identifies this run of the process; a poll naming another epoch gets a reset.
+    public let epoch: String
+
+    public init<Generator: RandomNumberGenerator>(using generator: inout Generator) {
+        csrfToken = Self.hex(byteCount: 32, using: &generator)
+        epoch = Self.hex(byteCount: 8, using: &generator)
+    }
+
+    /// Draws from the system's cryptographic generator (`getrandom`).
+    public init() {
+        var generator = SystemRandomNumberGenerator()
+        self.init(using: &generator)
+    }
+
+    private static func hex<Generator: RandomNumberGenerator>(byteCount: Int, using generator: inout Generator) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(byteCount * 2)
+        for _ in 0..<byteCount {
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// Compares two strings in time that depends only on their lengths, not on where they differ.
+public func constantTimeEquals(_ left: String, _ right: String) -> Bool {
+    let a = Array(left.utf8), b = Array(right.utf8)
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for index in 0..<a.count {
+        difference |= a[index] ^ b[index]
+    }
+    return difference == 0
+}

@@ -1,0 +1,201 @@
+import CShims
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something the loop tells about readiness of a file descriptor it watches. Called on the loop thread.
+protocol EventLoopHandler: AnyObject {
+    func handleEvents(_ events: UInt32)
+}
+
+/// One thread waiting in `epoll_wait`, running file-descriptor callbacks, timers and Swift tasks.
+///
+/// It is also a `TaskExecutor`: a task started with `Task(executorPreference: loop)` runs its
+/// non-isolated code on the loop thread, so a responder that answers without suspending never
+/// leaves the thread that read the request.
+///
+/// Thread confinement: `handlers` and `timers` are touched only on the loop thread (checked with
+/// `assertOnLoop()` in debug builds); other threads reach the loop through `execute(_:)`, which is
+/// the only state shared across threads, guarded by a mutex. That is why the class can be
+/// `@unchecked Sendable`.
+public final class EventLoop: TaskExecutor, @unchecked Sendable {
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let queue = Mutex<[Work]>([])
+    /// Set while a wake-up is written but not yet consumed, so bursts of `execute` write once.
+    private let wakePending = Atomic<Bool>(false)
+    private let loopThread = Atomic<UInt>(0)
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
+
+    /// Keyed by descriptor; the generation travels in the epoll data so an event for a descriptor
+    /// closed earlier in the same batch never reaches the connection that reused its number.
+    private var handlers: [Int32: (generation: UInt32, handler: EventLoopHandler)] = [:]
+    private var nextGeneration: UInt32 = 1
+    private var timers = TimerHeap()
+
+    /// Starts a loop on a new thread.
+    public init(name: String = "event-loop") throws {
+        epollFD = cshims_epoll_create()
+        guard epollFD >= 0 else { throw SystemError.last("epoll_create1") }
+        wakeFD = cshims_eventfd()
+        guard wakeFD >= 0 else {
+            close(epollFD)
+            throw SystemError.last("eventfd")
+        }
+        _ = cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_ADD, wakeFD, CSHIMS_EPOLLIN, UInt64(UInt32(bitPattern: wakeFD)))
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// True when called on the loop's own thread.
+    public var inEventLoop: Bool {
+        loopThread.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inEventLoop, "must run on the event loop thread", file: file, line: line)
+    }
+
+    /// Runs `work` on the loop thread: at once when already there, otherwise soon.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        if inEventLoop {
+            work()
+        } else {
+            enqueue(.closure(work))
+        }
+    }
+
+    /// Runs `work` on the loop thread and returns its result to the caller.
+    public func submit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            execute { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(.job(UnownedJob(job)))
+    }
+
+    private func enqueue(_ work: Work) {
+        queue.withLock { $0.append(work) }
+        if !inEventLoop, !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Stops the loop after the work already queued; returns once its thread has finished.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyDone = finished.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if alreadyDone {
+                continuation.resume()
+                return
+            }
+            execute { [self] in stopRequested.store(true, ordering: .releasing) }
+        }
+    }
+
+    // MARK: Loop-thread API
+
+    func register(_ fd: Int32, events: UInt32, handler: EventLoopHandler) throws {
+        assertOnLoop()
+        let generation = nextGeneration
+        nextGeneration &+= 1
+        guard cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_ADD, fd, events, Self.token(fd, generation)) == 0 else {
+            throw SystemError.last("epoll_ctl(ADD)")
+        }
+        handlers[fd] = (generation, handler)
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        assertOnLoop()
+        guard let generation = handlers[fd]?.generation else { return }
+        _ = cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_MOD, fd, events, Self.token(fd, generation))
+    }
+
+    /// Stops watching `fd`; the caller closes it.
+    func deregister(_ fd: Int32) {
+        assertOnLoop()
+        _ = cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_DEL, fd, 0, 0)
+        handlers[fd] = nil
+    }
+
+    private static func token(_ fd: Int32, _ generation: UInt32) -> UInt64 {
+        UInt64(generation) << 32 | UInt64(UInt32(bitPattern: fd))
+    }
+
+    /// Calls `action` on the loop thread once `delay` has passed, unless cancelled first.
+    @discardableResult
+    func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerHeap.ID {
+        assertOnLoop()
+        return timers.insert(deadline: MonotonicTime.now + delay, action: action)
+    }
+
+    func cancelTimer(_ id: TimerHeap.ID) {
+        assertOnLoop()
+        timers.cancel(id)
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        loopThread.store(UInt(pthread_self()), ordering: .releasing)
+        let capacity: Int32 = 256
+        var events = [UInt32](repeating: 0, count: Int(capacity))
+        var data = [UInt64](repeating: 0, count: Int(capacity))
+        let taskExecutor = asUnownedTaskExecutor()
+
+        while !stopRequested.load(ordering: .acquiring) {
+            let hasQueuedWork = queue.withLock { !$0.isEmpty }
+            let timeout: Int32 = hasQueuedWork ? 0 : timers.millisecondsUntilNext(now: MonotonicTime.now)
+            let count = cshims_epoll_wait(epollFD, &events, &data, capacity, timeout)
+            if count < 0 && errno != EINTR {
+                fatalError("epoll_wait failed: \(String(cString: strerror(errno)))")
+            }
+            for index in 0..<Int(max(count, 0)) {
+                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: data[index]))
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, 8)
+                    wakePending.store(false, ordering: .releasing)
+                } else if let entry = handlers[fd], UInt64(entry.generation) == data[index] >> 32 {
+                    entry.handler.handleEvents(events[index])
+                }
+            }
+            timers.runExpired(now: MonotonicTime.now)
+            // Only what is queued now: work that queues more work must not starve the sockets.
+            let batch = queue.withLock { work -> [Work] in
+                let taken = work
+                work.removeAll(keepingCapacity: true)
+                return taken
+            }
+            for work in batch {
+                switch work {
+                case .job(let job): job.runSynchronously(on: taskExecutor)
+                case .closure(let closure): closure()
+                }
+            }
+        }
+        close(wakeFD)
+        close(epollFD)
+        let waiters = finished.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        waiters.forEach { $0.resume() }
+    }
+}

@@ -1,0 +1,55 @@
+/// The protocol version of a request; only HTTP/1.0 and HTTP/1.1 are accepted.
+public enum HTTPVersion: Sendable, Equatable {
+    case http1_0
+    case http1_1
+}
+
+/// A complete request: head and body, as the server hands it to a responder.
+public struct HTTPRequest: Sendable {
+    /// The method token exactly as sent (methods are case-sensitive).
+    public var method: String
+    /// The request-target as sent, in origin form (`/path?query`), or `*`.
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: String, target: String, version: HTTPVersion = .http1_1,
+                headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The target's path, still percent-encoded.
+    public var path: Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    /// The target's query string without the `?`, or nil when there is none.
+    public var query: Substring? {
+        target.firstIndex(of: "?").map { target[target.index(after: $0)...] }
+    }
+
+    /// The decoded value of the first query parameter called `name`.
+    public func queryValue(_ name: String) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = PercentDecoding.decode(parts[0], plusAsSpace: true), key == name else { continue }
+            return parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) : ""
+        }
+        return nil
+    }
+
+    /// Whether the connection may carry another request after this one.
+    public var keepAlive: Bool {
+        let connection = headers["Connection"] ?? ""
+        switch version {
+        case .http1_1: return !connection.containsHeaderToken("close")
+        case .http1_0: return connection.containsHeaderToken("keep-alive")
+        }
+    }
+}

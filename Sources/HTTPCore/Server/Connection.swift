@@ -1,0 +1,319 @@
+import CShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection: reads requests, runs them one at a time through the responder, and
+/// writes the answers in order (pipelined requests wait in the decoder). Lives on the loop thread.
+final class Connection: EventLoopHandler {
+    private enum Phase {
+        /// Waiting for or reading a request, or answering one.
+        case open
+        /// The last response is out and our side is shut; unread input is drained briefly so the
+        /// kernel does not reset the connection before the client has read that response.
+        case lingering
+        case closed
+    }
+
+    private enum Deadline {
+        case none
+        case head(MonotonicTime)
+        case idle(MonotonicTime)
+        case write(MonotonicTime)
+        case linger(MonotonicTime)
+    }
+
+    let fd: Int32
+    let id: UInt64
+    let peer: SocketAddress
+    private unowned let server: HTTPServer
+    private var decoder: HTTPRequestDecoder
+    private var outbound: [UInt8] = []
+    private var outboundOffset = 0
+    private var phase = Phase.open
+    private var deadline = Deadline.none
+    private var interest: UInt32 = 0
+    private var inFlight: Task<Void, Never>?
+    private var inFlightIsHead = false
+    private var closeAfterFlush = false
+    private var lingerAfterFlush = false
+    private var requestsServed = 0
+
+    /// Stop parsing ahead once this much output waits for a slow reader.
+    private static let outboundHighWater = 256 * 1024
+
+    init(fd: Int32, id: UInt64, peer: SocketAddress, server: HTTPServer) {
+        self.fd = fd
+        self.id = id
+        self.peer = peer
+        self.server = server
+        self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
+        // A client that connects means to send a request: the head timeout runs from now.
+        deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
+    }
+
+    var isIdle: Bool { inFlight == nil && outbound.isEmpty && !decoder.hasPartialRequest }
+    var hasRequestInFlight: Bool { inFlight != nil }
+
+    func start() throws {
+        interest = CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP
+        try server.loop.register(fd, events: interest, handler: self)
+    }
+
+    // MARK: Events
+
+    func handleEvents(_ events: UInt32) {
+        if events & CSHIMS_EPOLLERR != 0 {
+            abort()
+            return
+        }
+        if events & (CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP | CSHIMS_EPOLLHUP) != 0 {
+            readAvailable()
+        }
+        if phase != .closed && events & CSHIMS_EPOLLOUT != 0 {
+            flush()
+        }
+    }
+
+    private func readAvailable() {
+        var total = 0
+        while phase != .closed {
+            let count = server.readBuffer.withUnsafeMutableBytes { buffer in
+                Glibc.read(fd, buffer.baseAddress, buffer.count)
+            }
+            if count > 0 {
+                total += count
+                if phase == .open {
+                    server.readBuffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                }
+                // Be fair to other connections, and stop pulling bytes a slow request cannot use yet.
+                if total >= 256 * 1024 || decoder.bufferedByteCount > pipelineLimit { break }
+                continue
+            }
+            if count == 0 {
+                // End of stream: whoever was holding a request for this client learns it is gone.
+                abort()
+                return
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: break
+            default:
+                abort()
+                return
+            }
+            break
+        }
+        if phase == .open {
+            processInput()
+        }
+    }
+
+    private var pipelineLimit: Int {
+        server.configuration.limits.maxHeadBytes + server.configuration.limits.maxBodyBytes
+    }
+
+    /// Starts the next buffered request if none is being answered.
+    private func processInput() {
+        while phase == .open && inFlight == nil && !closeAfterFlush && outbound.count < Self.outboundHighWater {
+            let event: HTTPRequestDecoder.Event?
+            do {
+                event = try decoder.next()
+            } catch {
+                server.log.debug("\(peer): \(error)")
+                respondAndClose(server.configuration.errorResponse(error.status, error.detail), linger: true)
+                return
+            }
+            guard let event else { break }
+            switch event {
+            case .continueExpected:
+                outbound.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                flush()
+            case .request(let request):
+                dispatch(request)
+            }
+        }
+        updateDeadline()
+        updateInterest()
+    }
+
+    private func dispatch(_ request: HTTPRequest) {
+        inFlightIsHead = request.method == "HEAD"
+        let keepAlive = request.keepAlive
+        let isHTTP10 = request.version == .http1_0
+        let responder = server.responder
+        let context = RequestContext(remoteAddress: peer, localAddress: server.localAddress, connectionID: id)
+        let server = self.server
+        let fd = self.fd, id = self.id
+        inFlight = Task(executorPreference: server.loop) {
+            let response: HTTPResponse
+            do {
+                response = try await responder.respond(to: request, context: context)
+            } catch {
+                server.log.error("responder failed for \(request.method) \(request.target): \(error)")
+                response = server.configuration.errorResponse(.internalServerError, "\(error)")
+            }
+            server.loop.execute {
+                server.connection(fd: fd, id: id)?.finish(response, keepAlive: keepAlive, isHTTP10: isHTTP10)
+            }
+        }
+    }
+
+    /// Called on the loop thread when the responder has answered the request in flight.
+    private func finish(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
+        guard phase == .open, inFlight != nil else { return }
+        inFlight = nil
+        requestsServed += 1
+        let close = !keepAlive || server.isShuttingDown
+        server.recordResponse(status: response.status.code)
+        server.encoder.encode(response, into: &outbound, omitBody: inFlightIsHead, close: close,
+                              http10KeepAlive: isHTTP10 && !close)
+        if close { closeAfterFlush = true }
+        flush()
+        if phase == .open && !closeAfterFlush {
+            processInput()
+        }
+    }
+
+    /// Answers with `response` and closes once it is written; used for errors the core answers itself.
+    func respondAndClose(_ response: HTTPResponse, linger: Bool) {
+        guard phase == .open else { return }
+        inFlight?.cancel()
+        inFlight = nil
+        server.recordResponse(status: response.status.code)
+        server.encoder.encode(response, into: &outbound, omitBody: false, close: true)
+        closeAfterFlush = true
+        lingerAfterFlush = linger
+        flush()
+    }
+
+    // MARK: Writing
+
+    private func flush() {
+        while outboundOffset < outbound.count {
+            let sent = outbound.withUnsafeBytes { bytes in
+                Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...]))
+            }
+            if sent > 0 {
+                outboundOffset += sent
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
+                updateInterest()
+                return
+            }
+            abort()
+            return
+        }
+        outbound = []
+        outboundOffset = 0
+        if closeAfterFlush {
+            if lingerAfterFlush {
+                startLingering()
+            } else {
+                close()
+            }
+            return
+        }
+        updateDeadline()
+        updateInterest()
+    }
+
+    private func startLingering() {
+        phase = .lingering
+        shutdown(fd, Int32(SHUT_WR))
+        deadline = .linger(MonotonicTime.now + .seconds(2))
+        updateInterest()
+    }
+
+    // MARK: Deadlines and interest
+
+    private func updateDeadline() {
+        guard phase == .open else { return }
+        if !outbound.isEmpty {
+            if case .write = deadline { return }
+            deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
+        } else if inFlight != nil {
+            deadline = .none
+        } else if decoder.hasPartialRequest {
+            if case .head = deadline { return }
+            deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
+        } else {
+            if case .idle = deadline { return }
+            // Before its first request a connection keeps the head timeout it got when it was accepted.
+            if case .head = deadline, requestsServed == 0 { return }
+            deadline = .idle(MonotonicTime.now + server.configuration.idleTimeout)
+        }
+    }
+
+    private func updateInterest() {
+        guard phase != .closed else { return }
+        var wanted = CSHIMS_EPOLLRDHUP
+        // Stop reading while a request is answered and enough is buffered behind it (back-pressure);
+        // EPOLLRDHUP still tells us if the client leaves.
+        if phase == .lingering || decoder.bufferedByteCount <= pipelineLimit {
+            wanted |= CSHIMS_EPOLLIN
+        }
+        if outboundOffset < outbound.count {
+            wanted |= CSHIMS_EPOLLOUT
+        }
+        if wanted != interest {
+            interest = wanted
+            server.loop.modify(fd, events: wanted)
+        }
+    }
+
+    /// Called by the server's periodic sweep.
+    func checkDeadline(now: MonotonicTime) {
+        switch deadline {
+        case .none:
+            return
+        case .head(let time) where time <= now:
+            server.log.debug("\(peer): request head timed out")
+            respondAndClose(server.configuration.errorResponse(.requestTimeout, "the request did not arrive in time"),
+                            linger: true)
+        case .idle(let time) where time <= now:
+            close()
+        case .write(let time) where time <= now, .linger(let time) where time <= now:
+            abort()
+        default:
+            return
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes gracefully during shutdown: now if idle, otherwise after the response in flight.
+    func closeWhenIdle() {
+        if isIdle && phase == .open {
+            close()
+        } else {
+            closeAfterFlush = true
+            if inFlight == nil && outbound.isEmpty {
+                close()
+            }
+        }
+    }
+
+    /// Cancels the request in flight: its responder sees task cancellation.
+    func cancelInFlight() {
+        inFlight?.cancel()
+    }
+
+    /// The client is gone or misbehaved: cancel any request in flight and close at once.
+    func abort() {
+        inFlight?.cancel()
+        inFlight = nil
+        close()
+    }
+
+    private func close() {
+        guard phase != .closed else { return }
+        phase = .closed
+        server.loop.deregister(fd)
+        Glibc.close(fd)
+        server.connectionClosed(self)
+    }
+}

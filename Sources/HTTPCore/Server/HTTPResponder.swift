@@ -1,0 +1,36 @@
+/// The seam between the HTTP core and an application: a request in, a response out.
+///
+/// The server calls it in a task per request. Holding a request open (a long-poll) is simply not
+/// returning yet: suspend on a ``HeldResponse`` or any other async work, no thread is blocked.
+/// When the client disconnects first, the server cancels that task, so a holder learns it through
+/// ordinary task cancellation.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse
+}
+
+/// Facts about the connection a request arrived on.
+public struct RequestContext: Sendable {
+    public let remoteAddress: SocketAddress
+    public let localAddress: SocketAddress
+    /// Unique per connection for the life of the server; requests of one keep-alive connection share it.
+    public let connectionID: UInt64
+
+    public init(remoteAddress: SocketAddress, localAddress: SocketAddress, connectionID: UInt64) {
+        self.remoteAddress = remoteAddress
+        self.localAddress = localAddress
+        self.connectionID = connectionID
+    }
+}
+
+/// A responder made from a closure; handy in tests.
+public struct ClosureResponder: HTTPResponder {
+    private let body: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
+
+    public init(_ body: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) {
+        self.body = body
+    }
+
+    public func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        try await body(request, context)
+    }
+}

@@ -1,0 +1,222 @@
+import CShims
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on non-blocking sockets and one epoll loop.
+///
+/// ```swift
+/// let server = try HTTPServer(configuration: .init(port: 0), loop: EventLoop())
+/// try await server.start(responder: app)      // `server.localAddress` tells the real port
+/// ...
+/// await server.shutdown()                      // stop accepting, finish in-flight, close
+/// ```
+///
+/// All mutable state is confined to the loop thread; public methods hop there. That is what the
+/// `@unchecked Sendable` promises.
+public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
+    public let configuration: HTTPServerConfiguration
+    public let localAddress: SocketAddress
+    let loop: EventLoop
+    let log = Logger("http")
+
+    // Loop-confined state.
+    private(set) var responder: any HTTPResponder = ClosureResponder { _, _ in .text("not started", status: .serviceUnavailable) }
+    private var listenFD: Int32
+    private var connections: [Int32: Connection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private(set) var isShuttingDown = false
+    private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+    private var sweepTimer: TimerHeap.ID?
+    private var spareFD: Int32 = -1
+    private var lastOverloadLog = MonotonicTime(nanoseconds: 0)
+    private var refusedSinceLastLog = 0
+    var encoder = ResponseEncoder()
+    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    private let counters = Mutex(HTTPServerStatistics())
+
+    /// Binds and listens at once (so the port is known), but accepts nothing until ``start(responder:)``.
+    public init(configuration: HTTPServerConfiguration, loop: EventLoop) throws {
+        self.configuration = configuration
+        self.loop = loop
+        (listenFD, localAddress) = try Socket.listen(host: configuration.host, port: configuration.port)
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    /// Starts accepting connections and answering them with `responder`.
+    public func start(responder: any HTTPResponder) async throws {
+        try await loop.submit { [self] in
+            self.responder = responder
+            try loop.register(listenFD, events: CSHIMS_EPOLLIN, handler: self)
+        }
+        log.debug("listening on \(localAddress)")
+    }
+
+    /// A snapshot of the server's counters, safe to read from any thread.
+    public var statistics: HTTPServerStatistics {
+        counters.withLock { $0 }
+    }
+
+    /// Stops accepting, lets requests in flight finish for up to `gracePeriod`, then cancels the
+    /// ones still running (their responders see task cancellation and may still answer), and
+    /// closes every connection no later than half a second after that.
+    public func shutdown(gracePeriod: Duration = .seconds(1)) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { [self] in
+                shutdownWaiters.append(continuation)
+                guard !isShuttingDown else {
+                    finishShutdownIfDone()
+                    return
+                }
+                isShuttingDown = true
+                if listenFD >= 0 {
+                    loop.deregister(listenFD)
+                    close(listenFD)
+                    listenFD = -1
+                }
+                for connection in Array(connections.values) {
+                    connection.closeWhenIdle()
+                }
+                loop.schedule(after: gracePeriod) { [self] in
+                    for connection in connections.values where connection.hasRequestInFlight {
+                        connection.cancelInFlight()
+                    }
+                    loop.schedule(after: .milliseconds(500)) { [self] in
+                        for connection in Array(connections.values) {
+                            connection.abort()
+                        }
+                    }
+                }
+                finishShutdownIfDone()
+            }
+        }
+    }
+
+    private func finishShutdownIfDone() {
+        guard isShuttingDown, connections.isEmpty else { return }
+        if spareFD >= 0 {
+            close(spareFD)
+            spareFD = -1
+        }
+        if let sweepTimer {
+            loop.cancelTimer(sweepTimer)
+            self.sweepTimer = nil
+        }
+        let waiters = shutdownWaiters
+        shutdownWaiters = []
+        waiters.forEach { $0.resume() }
+    }
+
+    // MARK: Accepting
+
+    func handleEvents(_ events: UInt32) {
+        // Accept a bounded batch per wake-up so a connection flood cannot starve open connections.
+        for _ in 0..<256 {
+            guard listenFD >= 0 else { return }
+            guard let (fd, peer) = Socket.accept(listenFD) else {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EMFILE, ENFILE:
+                    refuseWithSpareDescriptor()
+                    return
+                case EINTR, ECONNABORTED, EPROTO:
+                    continue
+                default:
+                    log.warning("accept failed: \(SystemError.last("accept"))")
+                    return
+                }
+            }
+            if connections.count >= configuration.maxConnections {
+                refuse(fd, reason: "connection limit of \(configuration.maxConnections) reached")
+                continue
+            }
+            let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, server: self)
+            nextConnectionID += 1
+            do {
+                try connection.start()
+            } catch {
+                close(fd)
+                continue
+            }
+            connections[fd] = connection
+            counters.withLock {
+                $0.connectionsAccepted += 1
+                $0.openConnections = connections.count
+            }
+            startSweepIfNeeded()
+        }
+    }
+
+    /// Out of descriptors: free the spare one, take the waiting connection, refuse it, re-arm.
+    /// Without this the listening socket stays readable and the loop would spin.
+    private func refuseWithSpareDescriptor() {
+        guard spareFD >= 0 else { return }
+        close(spareFD)
+        if let (fd, _) = Socket.accept(listenFD) {
+            refuse(fd, reason: "out of file descriptors")
+        }
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    private func refuse(_ fd: Int32, reason: String) {
+        var bytes: [UInt8] = []
+        encoder.encode(configuration.errorResponse(.serviceUnavailable, reason), into: &bytes, omitBody: false, close: true)
+        bytes.withUnsafeBytes { _ = Socket.send(fd, $0) }
+        close(fd)
+        counters.withLock { $0.connectionsRefused += 1 }
+        recordResponse(status: 503)
+        refusedSinceLastLog += 1
+        let now = MonotonicTime.now
+        if now.nanoseconds - lastOverloadLog.nanoseconds >= 1_000_000_000 {
+            log.warning("refused \(refusedSinceLastLog) connection(s) with 503: \(reason)")
+            lastOverloadLog = now
+            refusedSinceLastLog = 0
+        }
+    }
+
+    // MARK: Connections
+
+    func connection(fd: Int32, id: UInt64) -> Connection? {
+        guard let connection = connections[fd], connection.id == id else { return nil }
+        return connection
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        guard connections[connection.fd] === connection else { return }
+        connections[connection.fd] = nil
+        counters.withLock { $0.openConnections = connections.count }
+        finishShutdownIfDone()
+    }
+
+    func recordResponse(status: Int) {
+        counters.withLock { $0.responsesByStatus[status, default: 0] += 1 }
+    }
+
+    /// Checks every connection's deadline once a second, only while there are connections, so an
+    /// idle server with no clients never wakes up.
+    private func startSweepIfNeeded() {
+        guard sweepTimer == nil else { return }
+        sweepTimer = loop.schedule(after: .seconds(1)) { [self] in
+            sweepTimer = nil
+            let now = MonotonicTime.now
+            for connection in Array(connections.values) {
+                connection.checkDeadline(now: now)
+            }
+            if !connections.isEmpty {
+                startSweepIfNeeded()
+            }
+        }
+    }
+}
+
+/// Counters the server keeps for metrics.
+public struct HTTPServerStatistics: Sendable {
+    public var connectionsAccepted = 0
+    public var connectionsRefused = 0
+    public var openConnections = 0
+    public var responsesByStatus: [Int: Int] = [:]
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes response heads and bodies into a byte buffer. Lives on the loop thread; caches the
+/// `Date` value for the current second.
+struct ResponseEncoder {
+    private var cachedSecond: Int = -1
+    private var cachedDate: [UInt8] = []
+
+    /// Headers the server owns; a responder's copies are dropped so the framing cannot be confused.
+    private static let managed: Set<String> = ["content-length", "transfer-encoding", "connection", "date"]
+
+    mutating func encode(_ response: HTTPResponse, into buffer: inout [UInt8], omitBody: Bool, close: Bool,
+                         http10KeepAlive: Bool = false) {
+        let status = response.status
+        buffer.append(contentsOf: "HTTP/1.1 \(status.code) \(Self.sanitized(status.reason))\r\n".utf8)
+        for (name, value) in response.headers where !Self.managed.contains(name.lowercased()) {
+            buffer.append(contentsOf: Self.sanitized(name).utf8)
+            buffer.append(contentsOf: ": ".utf8)
+            buffer.append(contentsOf: Self.sanitized(value).utf8)
+            buffer.append(contentsOf: "\r\n".utf8)
+        }
+        let hasBody = !(status.code < 200 || status.code == 204 || status.code == 304)
+        if hasBody {
+            buffer.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+        }
+        buffer.append(contentsOf: "Date: ".utf8)
+        buffer.append(contentsOf: currentDate())
+        buffer.append(contentsOf: "\r\n".utf8)
+        if close {
+            buffer.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if http10KeepAlive {
+            buffer.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        buffer.append(contentsOf: "\r\n".utf8)
+        if hasBody && !omitBody {
+            buffer.append(contentsOf: response.body)
+        }
+    }
+
+    /// Removes CR, LF and NUL so no value can start a new header line (response splitting).
+    private static func sanitized(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return text }
+        return String(decoding: text.utf8.filter { $0 != 0x0D && $0 != 0x0A && $0 != 0 }, as: UTF8.self)
+    }
+
+    private mutating func currentDate() -> [UInt8] {
+        let now = time(nil)
+        if now != cachedSecond {
+            cachedSecond = now
+            cachedDate = Array(HTTPDate.format(now).utf8)
+        }
+        return cachedDate
+    }
+}
+
+/// IMF-fixdate (RFC 9110 section 5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+public enum HTTPDate {
+    public static func format(_ seconds: Int) -> String {
+        var time = seconds
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
