@@ -28,8 +28,10 @@ let package = Package(
         .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Lifecycle", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["CShims"]),
 
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "CShims"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore"]),
-        .testTarget(name: "DashboardCLITests", dependencies: ["CShims"]),
+        // A raw-socket HTTP client the test targets share.
+        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "HTTPTestSupport"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "HTTPTestSupport", "Logging"]),
+        .testTarget(name: "DashboardCLITests", dependencies: ["HTTPTestSupport"]),
     ]
 )

@@ -176,7 +176,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                     entry.handler.handleEvents(events[index])
                 }
             }
-            timers.runExpired(now: MonotonicTime.now)
+            for action in timers.takeExpired(now: MonotonicTime.now) {
+                action()
+            }
             // Only what is queued now: work that queues more work must not starve the sockets.
             let batch = queue.withLock { work -> [Work] in
                 let taken = work

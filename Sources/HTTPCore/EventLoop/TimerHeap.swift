@@ -36,13 +36,17 @@ struct TimerHeap {
         return Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
     }
 
-    mutating func runExpired(now: MonotonicTime) {
+    /// Removes and returns the actions that are due; the caller runs them, so an action may
+    /// schedule new timers without touching the heap while it is being changed.
+    mutating func takeExpired(now: MonotonicTime) -> [() -> Void] {
+        var due: [() -> Void] = []
         while let first = heap.first, first.deadline <= now {
             popFirst()
             if let action = actions.removeValue(forKey: first.id) {
-                action()
+                due.append(action)
             }
         }
+        return due
     }
 
     private mutating func popFirst() {

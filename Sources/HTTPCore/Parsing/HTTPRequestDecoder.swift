@@ -103,7 +103,7 @@ public struct HTTPRequestDecoder {
         while bufferedByteCount >= 2, buffer[readIndex] == 0x0D, buffer[readIndex + 1] == 0x0A {
             consume(2)
         }
-        guard let headEnd = findBlankLine() else {
+        guard let headEnd = try findBlankLine() else {
             if bufferedByteCount > limits.maxHeadBytes {
                 throw HTTPParseError(.headTooLarge, "no end of head within \(limits.maxHeadBytes) bytes")
             }
@@ -120,26 +120,32 @@ public struct HTTPRequestDecoder {
         return request
     }
 
-    /// The index of the CR in the first `CRLF CRLF` after `readIndex`, or nil.
-    private mutating func findBlankLine() -> Int? {
-        let start = max(readIndex, scanIndex - 3)
-        let found: Int? = buffer.withUnsafeBufferPointer { bytes in
+    /// The index of the CR in the first `CRLF CRLF` after `readIndex`, or nil. A LF without its CR
+    /// fails at once rather than leaving the client waiting for a timeout.
+    private mutating func findBlankLine() throws(HTTPParseError) -> Int? {
+        let start = max(readIndex, scanIndex)
+        let result: Int?? = buffer.withUnsafeBufferPointer { bytes in
             var index = start
-            let last = bytes.count - 4
-            while index <= last {
-                if bytes[index + 3] != 0x0A {
-                    index += bytes[index + 3] == 0x0D ? 1 : 4
-                    continue
-                }
-                if bytes[index] == 0x0D && bytes[index + 1] == 0x0A && bytes[index + 2] == 0x0D {
-                    return index
+            while index < bytes.count {
+                if bytes[index] == 0x0A {
+                    guard index > readIndex, bytes[index - 1] == 0x0D else { return .some(nil) }
+                    if index - readIndex >= 3, bytes[index - 2] == 0x0A, bytes[index - 3] == 0x0D {
+                        return index - 3
+                    }
                 }
                 index += 1
             }
             return nil
         }
-        if found == nil { scanIndex = buffer.count }
-        return found
+        switch result {
+        case .some(.some(let found)):
+            return found
+        case .some(.none):
+            throw HTTPParseError(.malformed, "bare LF")
+        case .none:
+            scanIndex = buffer.count
+            return nil
+        }
     }
 
     private func bodyLength(of request: HTTPRequest) throws(HTTPParseError) -> Int {

@@ -196,11 +196,11 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         counters.withLock { $0.responsesByStatus[status, default: 0] += 1 }
     }
 
-    /// Checks every connection's deadline once a second, only while there are connections, so an
+    /// Checks every connection's deadline once per `timerResolution`, only while there are connections, so an
     /// idle server with no clients never wakes up.
     private func startSweepIfNeeded() {
         guard sweepTimer == nil else { return }
-        sweepTimer = loop.schedule(after: .seconds(1)) { [self] in
+        sweepTimer = loop.schedule(after: configuration.timerResolution) { [self] in
             sweepTimer = nil
             let now = MonotonicTime.now
             for connection in Array(connections.values) {

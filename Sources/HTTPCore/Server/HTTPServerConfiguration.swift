@@ -16,6 +16,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration
     /// Connections beyond this are answered 503 and closed.
     public var maxConnections: Int
+    /// How often deadlines are checked while any connection is open; timeouts fire this late at most.
+    public var timerResolution: Duration
     /// How responses the core makes on its own (400, 408, 413, 431, 500, 503, ...) look.
     public var errorResponse: @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse
 
@@ -27,6 +29,7 @@ public struct HTTPServerConfiguration: Sendable {
         idleTimeout: Duration = .seconds(75),
         writeTimeout: Duration = .seconds(30),
         maxConnections: Int? = nil,
+        timerResolution: Duration = .seconds(1),
         errorResponse: @escaping @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse = { status, _ in
             .text("\(status.code) \(status.reason)\n", status: status)
         }
@@ -38,6 +41,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.writeTimeout = writeTimeout
         self.maxConnections = maxConnections ?? Self.defaultMaxConnections()
+        self.timerResolution = timerResolution
         self.errorResponse = errorResponse
     }
 

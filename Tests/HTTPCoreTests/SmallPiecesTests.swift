@@ -1,0 +1,145 @@
+import Testing
+@testable import HTTPCore
+
+@Suite("Percent decoding")
+struct PercentDecodingTests {
+    @Test func decodesEscapesAndUTF8() {
+        #expect(PercentDecoding.decode("/a%20b/%C3%A9") == "/a b/é")
+        #expect(PercentDecoding.decode("a+b", plusAsSpace: true) == "a b")
+        #expect(PercentDecoding.decode("a+b") == "a+b")
+    }
+
+    @Test func refusesBrokenEscapes() {
+        #expect(PercentDecoding.decode("%") == nil)
+        #expect(PercentDecoding.decode("%2") == nil)
+        #expect(PercentDecoding.decode("%zz") == nil)
+        #expect(PercentDecoding.decode("%FF") == nil, "not UTF-8")
+    }
+}
+
+@Suite("Static path checks")
+struct StaticPathTests {
+    @Test(arguments: [
+        ("/", "index.html"), ("/app.js", "app.js"), ("/sub/", "sub/index.html"), ("/a/b.css", "a/b.css"),
+    ])
+    func servesPlainPaths(_ path: String, _ expected: String) {
+        #expect(StaticFiles.safeRelativePath(path) == expected)
+    }
+
+    @Test(arguments: ["/../etc/passwd", "/a/../../x", "/..", "/a\\b", "/a\u{0}b", "//etc/passwd", "/.git/config",
+                      "/a//b", "/.hidden", "relative"])
+    func refusesDangerousPaths(_ path: String) {
+        #expect(StaticFiles.safeRelativePath(path) == nil)
+    }
+
+    @Test func etagMatchingIsWeak() {
+        #expect(StaticFiles.matches("\"abc\"", etag: "\"abc\""))
+        #expect(StaticFiles.matches("W/\"abc\"", etag: "\"abc\""))
+        #expect(StaticFiles.matches("\"x\", \"abc\"", etag: "\"abc\""))
+        #expect(StaticFiles.matches("*", etag: "\"abc\""))
+        #expect(!StaticFiles.matches("\"abd\"", etag: "\"abc\""))
+    }
+}
+
+@Suite("Router")
+struct RouterTests {
+    private func router() -> Router {
+        var router = Router()
+        router.add("GET", "/api/state") { _, _, _ in .text("state") }
+        router.add("POST", "/api/errors/{id}/attempts") { _, parameters, _ in .text(parameters["id"] ?? "") }
+        return router
+    }
+
+    @Test func matchesLiteralsAndParameters() {
+        guard case .found(_, let parameters) = router().match(method: "POST", path: "/api/errors/e%2041/attempts") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["id"] == "e 41")
+    }
+
+    @Test func headFollowsGet() {
+        guard case .found = router().match(method: "HEAD", path: "/api/state") else {
+            Issue.record("HEAD should match GET")
+            return
+        }
+    }
+
+    @Test func wrongMethodListsTheAllowedOnes() {
+        guard case .methodNotAllowed(let allowed) = router().match(method: "DELETE", path: "/api/state") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "HEAD"])
+    }
+
+    @Test func unknownPathIsNotFound() {
+        guard case .notFound = router().match(method: "GET", path: "/api/nothing") else {
+            Issue.record("expected 404")
+            return
+        }
+        guard case .notFound = router().match(method: "POST", path: "/api/errors//attempts") else {
+            Issue.record("an empty parameter must not match")
+            return
+        }
+    }
+}
+
+@Suite("Response encoding")
+struct ResponseEncoderTests {
+    @Test func framingHeadersAreTheServersOwn() {
+        var encoder = ResponseEncoder()
+        var bytes: [UInt8] = []
+        let response = HTTPResponse(status: .ok, headers: ["Content-Length": "999", "X-Evil": "a\r\nSet-Cookie: x"], body: Array("hi".utf8))
+        encoder.encode(response, into: &bytes, omitBody: false, close: true)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.contains("Content-Length: 2\r\n"))
+        #expect(!text.contains("999"))
+        #expect(text.contains("X-Evil: aSet-Cookie: x\r\n"), "CR and LF are stripped, so no header is injected")
+        #expect(text.contains("Connection: close\r\n"))
+        #expect(text.hasSuffix("\r\n\r\nhi"))
+    }
+
+    @Test func headAnswersKeepTheLengthButNoBody() {
+        var encoder = ResponseEncoder()
+        var bytes: [UInt8] = []
+        encoder.encode(.text("hello"), into: &bytes, omitBody: true, close: false)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("Content-Length: 5\r\n"))
+        #expect(text.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test func httpDateFormat() {
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
+
+@Suite("Held response")
+struct HeldResponseTests {
+    @Test func completionReachesTheWaiter() async {
+        let held = HeldResponse()
+        async let value = held.value()
+        #expect(held.complete(with: .text("later")))
+        #expect(await value?.body == Array("later".utf8))
+        #expect(!held.complete(with: .text("again")), "only the first completion counts")
+    }
+
+    @Test func completionBeforeWaitingIsKept() async {
+        let held = HeldResponse()
+        held.complete(with: .text("early"))
+        #expect(await held.value()?.body == Array("early".utf8))
+    }
+
+    @Test func cancellationAbandonsAndTellsTheHolder() async {
+        let (abandonedEvents, continuation) = AsyncStream<Void>.makeStream()
+        let held = HeldResponse(onAbandoned: { continuation.yield() })
+        let waiter = Task { await held.value() }
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+        var iterator = abandonedEvents.makeAsyncIterator()
+        _ = await iterator.next()
+        #expect(held.isAbandoned)
+        #expect(!held.complete(with: .text("too late")))
+    }
+}

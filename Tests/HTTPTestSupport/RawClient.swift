@@ -1,0 +1,148 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TCP client for tests: sends exact bytes and reads exact responses, so tests can
+/// speak malformed HTTP that no real client library would send. Every read has a timeout, so a
+/// server bug fails the test instead of hanging it. A test uses one client from one thread at a
+/// time (handing it to a helper thread and waiting), which is what the unchecked `Sendable` promises.
+public final class RawClient: @unchecked Sendable {
+    public struct Response: Sendable {
+        public var status: Int
+        public var reason: String
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    public enum ClientError: Error {
+        case connectFailed(Int32)
+        case timedOut
+        case closedByPeer
+        case malformedResponse(String)
+    }
+
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let error = errno
+            close(fd)
+            throw ClientError.connectFailed(error)
+        }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    public func send(_ text: String) throws {
+        try send(Array(text.utf8))
+    }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { throw ClientError.closedByPeer }
+            offset += sent
+        }
+    }
+
+    /// Closes our side of the connection entirely.
+    public func disconnect() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count > 0 {
+            buffer.append(contentsOf: chunk[0..<count])
+            return
+        }
+        if count == 0 { throw ClientError.closedByPeer }
+        if errno == EAGAIN || errno == EWOULDBLOCK { throw ClientError.timedOut }
+        throw ClientError.closedByPeer
+    }
+
+    /// Reads one response; `bodyExpected: false` for answers to HEAD.
+    public func readResponse(bodyExpected: Bool = true) throws -> Response {
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = Self.find([0x0D, 0x0A, 0x0D, 0x0A], in: buffer)
+            if headEnd == nil { try fill() }
+        }
+        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+        buffer.removeSubrange(0..<(headEnd! + 4))
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst()
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else {
+            throw ClientError.malformedResponse(statusLine)
+        }
+        let headers = lines.map { line -> (name: String, value: String) in
+            let colon = line.firstIndex(of: ":")!
+            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        var response = Response(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: [])
+        if bodyExpected, status >= 200, status != 204, status != 304, let length = response.header("Content-Length").flatMap(Int.init) {
+            while buffer.count < length { try fill() }
+            response.body = Array(buffer[0..<length])
+            buffer.removeSubrange(0..<length)
+        }
+        return response
+    }
+
+    /// True when the server has closed the connection (reads end of stream) within the timeout.
+    public func waitForClose() -> Bool {
+        while true {
+            do {
+                try fill()
+                buffer.removeAll()
+            } catch ClientError.closedByPeer {
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
+    /// True when a response's bytes are already waiting, without blocking.
+    public func hasPendingBytes() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count > 0 || !buffer.isEmpty
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for index in 0...(haystack.count - needle.count) where haystack[index..<index + needle.count].elementsEqual(needle) {
+            return index
+        }
+        return nil
+    }
+}
+
+/// A GET request with the headers every test needs.
+public func rawGet(_ path: String, host: String, extraHeaders: String = "") -> String {
+    "GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\(extraHeaders)\r\n"
+}
