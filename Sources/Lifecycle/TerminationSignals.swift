@@ -4,55 +4,61 @@ import Synchronization
 import Glibc
 #endif
 
-/// Turns SIGINT and SIGTERM into something a task can await, and makes SIGPIPE harmless.
-public enum TerminationSignals {
+/// SIGINT and SIGTERM as something a task can await.
+///
+/// Install it before announcing readiness: a signal that arrives after `install()` is kept until
+/// someone awaits ``received()``, so a supervisor that signals right after the ready line is never missed.
+public final class TerminationSignals: @unchecked Sendable {
+    // The dispatch sources are created before `self` is shared and never touched again; the
+    // mutable part is under the mutex. That is what the unchecked `Sendable` promises.
+    private var sources: [any DispatchSourceSignal] = []
+    private let state = Mutex<(received: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+
     /// Ignores SIGPIPE: a write to a socket whose peer left returns EPIPE instead of killing us.
     public static func ignoreBrokenPipes() {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Suspends until the process receives SIGINT or SIGTERM; returns which one.
-    public static func next() async -> Int32 {
-        let watcher = SignalWatcher(signals: [SIGINT, SIGTERM])
-        return await withCheckedContinuation { continuation in
-            watcher.start(continuation)
+    /// Starts catching SIGINT and SIGTERM (their default action, ending the process, is replaced).
+    public static func install() -> TerminationSignals {
+        // A parent may have started us with these signals blocked (a blocked mask is inherited);
+        // they would then stay pending for ever.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        let signals = TerminationSignals()
+        for number in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [signals] in signals.deliver(number) }
+            source.resume()
+            signals.sources.append(source)
+            signal(number, SIG_IGN)
         }
-    }
-}
-
-/// The dispatch sources behind `TerminationSignals.next()`; they are only created, resumed and
-/// cancelled under the lock, which is what makes the unchecked `Sendable` true.
-private final class SignalWatcher: @unchecked Sendable {
-    private let signals: [Int32]
-    private let state = Mutex<(continuation: CheckedContinuation<Int32, Never>?, sources: [any DispatchSourceSignal])>((nil, []))
-
-    init(signals: [Int32]) {
-        self.signals = signals
+        return signals
     }
 
-    func start(_ continuation: CheckedContinuation<Int32, Never>) {
-        state.withLock { state in
-            state.continuation = continuation
-            for number in signals {
-                // The default action would kill the process before the source sees the signal.
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { [self] in deliver(number) }
-                source.resume()
-                state.sources.append(source)
+    private init() {}
+
+    /// Suspends until SIGINT or SIGTERM has arrived (at once if one already did); returns which.
+    public func received() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state -> Int32? in
+                if let received = state.received { return received }
+                state.waiters.append(continuation)
+                return nil
             }
+            if let already { continuation.resume(returning: already) }
         }
     }
 
     private func deliver(_ number: Int32) {
-        let continuation = state.withLock { state -> CheckedContinuation<Int32, Never>? in
-            defer {
-                state.continuation = nil
-                state.sources.forEach { $0.cancel() }
-                state.sources = []
-            }
-            return state.continuation
+        let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
+            if state.received == nil { state.received = number }
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        continuation?.resume(returning: number)
+        waiters.forEach { $0.resume(returning: number) }
     }
 }

@@ -29,6 +29,7 @@ do {
 
 LogConfiguration.level = options.logLevel
 TerminationSignals.ignoreBrokenPipes()
+let signals = TerminationSignals.install()
 let log = Logger("dashboard")
 
 guard let publicPath = PublicDirectory.locate(explicit: options.publicDirectory,
@@ -61,7 +62,7 @@ log.info("serving \(publicPath)")
 // Written unbuffered: scripts wait for this exact line.
 FileHandle.standardOutput.write(Data("dashboard listening on http://\(server.localAddress)/\n".utf8))
 
-let signal = await TerminationSignals.next()
+let signal = await signals.received()
 log.info("received signal \(signal), stopping")
 await server.shutdown(gracePeriod: .milliseconds(1200))
 log.info("stopped")

@@ -12,6 +12,12 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     /// `host:port`, with IPv6 hosts in brackets, as it appears in a URL or a `Host` header.
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        self.isIPv6 = host.contains(":")
+    }
+
     init(_ storage: sockaddr_storage) {
         var storage = storage
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)

@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import Testing
+@testable import DashboardApp
+
+@Suite("Command line")
+struct DashboardOptionsTests {
+    private func options(_ arguments: [String]) throws -> DashboardOptions {
+        guard case .run(let options) = try DashboardOptions.parse(arguments) else {
+            throw DashboardOptions.UsageError(message: "not a run command")
+        }
+        return options
+    }
+
+    private func usageError(_ arguments: [String]) -> String? {
+        do {
+            _ = try DashboardOptions.parse(arguments)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func defaultsFollowTheContract() throws {
+        let parsed = try options([])
+        #expect(parsed.host == "127.0.0.1")
+        #expect(parsed.port == 8080)
+        #expect(parsed.logLevel == .info)
+        #expect(parsed.publicDirectory == nil)
+    }
+
+    @Test func valuesAsSeparateArgumentsOrAfterEquals() throws {
+        let parsed = try options(["--host", "::1", "--port=0", "--log-level", "debug", "--public=/tmp/p"])
+        #expect(parsed.host == "::1")
+        #expect(parsed.port == 0)
+        #expect(parsed.logLevel == .debug)
+        #expect(parsed.publicDirectory == "/tmp/p")
+    }
+
+    @Test func helpAndVersion() throws {
+        #expect(try DashboardOptions.parse(["--port", "1", "--help"]) == .help)
+        #expect(try DashboardOptions.parse(["--version"]) == .version)
+    }
+
+    @Test(arguments: [
+        (["--port", "70000"], "--port must be a number from 0 to 65535"),
+        (["--port", "-1"], "--port must be a number"),
+        (["--port", "eighty"], "--port must be a number"),
+        (["--port"], "option --port needs a value"),
+        (["--log-level", "loud"], "--log-level must be error, warning, info, debug or trace"),
+        (["--frobnicate"], "unknown option --frobnicate"),
+        (["serve"], "unexpected argument"),
+        (["--host="], "--host needs a non-empty address"),
+    ])
+    func badFlagsSayWhatIsWrong(_ arguments: [String], _ expected: String) {
+        let message = usageError(arguments)
+        #expect(message?.hasPrefix(expected) == true, "\(arguments): \(message ?? "accepted")")
+        #expect(message?.contains("\n") == false, "one line")
+    }
+
+    @Test func helpMentionsEveryFlagItAccepts() {
+        for flag in ["--host", "--port", "--public", "--log-level", "--help", "--version"] {
+            #expect(DashboardOptions.help.contains(flag))
+        }
+    }
+
+    @Test func publicDirectoryIsFoundAboveTheExecutable() throws {
+        let fixture = try PublicFixture()
+        let binary = fixture.root.appendingPathComponent(".build/debug/dashboard").path
+        try FileManager.default.createDirectory(atPath: (binary as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(PublicDirectory.locate(explicit: nil, executablePath: binary, sourceFile: "/nonexistent/a/b/c/d.swift")
+            == fixture.publicPath)
+        #expect(PublicDirectory.locate(explicit: fixture.publicPath, executablePath: "/bin/true") == fixture.publicPath)
+        #expect(PublicDirectory.locate(explicit: "/nonexistent", executablePath: binary) == nil)
+    }
+
+    @Test func publicDirectoryFallsBackToTheSourceCheckout() {
+        let found = PublicDirectory.locate(explicit: nil, executablePath: "/usr/bin/dashboard")
+        #expect(found?.hasSuffix("/Public") == true)
+    }
+}

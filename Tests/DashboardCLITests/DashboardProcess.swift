@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+
+/// The real `dashboard` binary (built next to the test bundle) run as a child process, with its
+/// stdout lines and its exit available as events to await.
+final class DashboardProcess: Sendable {
+    struct Exit: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var timedOut: Bool
+    }
+
+    private let process: Process
+    private let stdoutLines: AsyncStream<String>
+    private let stdoutDone: AsyncStream<String>
+    private let stderrDone: AsyncStream<String>
+    private let status: AsyncStream<Int32>
+
+    static var binaryPath: String {
+        var folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        // Bundle layout: .build/<triple>/debug/<Package>PackageTests.xctest
+        if folder.lastPathComponent.hasSuffix(".xctest") { folder.deleteLastPathComponent() }
+        return folder.appendingPathComponent("dashboard").path
+    }
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = arguments
+        let stdoutPipe = Pipe(), stderrPipe = Pipe()
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        process.standardInput = FileHandle.nullDevice
+        let (lines, lineSink) = AsyncStream<String>.makeStream()
+        let (stdoutDone, stdoutSink) = AsyncStream<String>.makeStream()
+        let (stderrDone, stderrSink) = AsyncStream<String>.makeStream()
+        let (status, statusSink) = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { statusSink.yield($0.terminationStatus) }
+        try process.run()
+        Self.drain(stdoutPipe.fileHandleForReading, lines: lineSink, done: stdoutSink)
+        Self.drain(stderrPipe.fileHandleForReading, lines: nil, done: stderrSink)
+        self.process = process
+        self.stdoutLines = lines
+        self.stdoutDone = stdoutDone
+        self.stderrDone = stderrDone
+        self.status = status
+    }
+
+    /// Reads a pipe on its own thread until end of file (the child exited or closed it).
+    private static func drain(_ handle: FileHandle, lines: AsyncStream<String>.Continuation?,
+                              done: AsyncStream<String>.Continuation) {
+        let thread = Thread {
+            var all = "", partial = ""
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                let text = String(decoding: data, as: UTF8.self)
+                all += text
+                partial += text
+                var split = partial.components(separatedBy: "\n")
+                partial = split.removeLast()
+                split.forEach { lines?.yield($0) }
+            }
+            lines?.finish()
+            done.yield(all)
+            done.finish()
+        }
+        thread.start()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// The next line the process writes to stdout, or nil when stdout closed first.
+    func nextLine() async -> String? {
+        for await line in stdoutLines { return line }
+        return nil
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the exit. A watchdog kills the process after `limit` so a hang fails the test
+    /// (`timedOut`) instead of blocking the suite; it is a safety net, not a measurement.
+    func waitForExit(limit: Duration = .seconds(20)) async -> Exit {
+        let fired = Atomic<Bool>(false)
+        let pid = process.processIdentifier
+        let watchdog = Task {
+            try await Task.sleep(for: limit)
+            fired.store(true, ordering: .relaxed)
+            kill(pid, SIGKILL)
+        }
+        var exitStatus: Int32 = -1
+        for await value in status {
+            exitStatus = value
+            break
+        }
+        watchdog.cancel()
+        var stdout = "", stderr = ""
+        for await text in stdoutDone { stdout = text }
+        for await text in stderrDone { stderr = text }
+        return Exit(status: exitStatus, stdout: stdout, stderr: stderr, timedOut: fired.load(ordering: .relaxed))
+    }
+
+    /// Runs the binary to completion.
+    static func run(_ arguments: [String]) async throws -> Exit {
+        try await DashboardProcess(arguments).waitForExit()
+    }
+}
