@@ -30,11 +30,17 @@ public final class TerminationSignals: @unchecked Sendable {
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         let signals = TerminationSignals()
         for number in [SIGINT, SIGTERM] {
+            // First ignore, then watch: libdispatch installs its own handler when the source is
+            // registered, and an ignore set after that would silently replace it.
+            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [signals] in signals.deliver(number) }
+            // Registration is asynchronous; until it is done the signal would just be ignored.
+            let registered = DispatchSemaphore(value: 0)
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
+            registered.wait()
             signals.sources.append(source)
-            signal(number, SIG_IGN)
         }
         return signals
     }

@@ -89,9 +89,8 @@ struct RouterTests {
 struct ResponseEncoderTests {
     @Test func framingHeadersAreTheServersOwn() {
         var encoder = ResponseEncoder()
-        var bytes: [UInt8] = []
         let response = HTTPResponse(status: .ok, headers: ["Content-Length": "999", "X-Evil": "a\r\nSet-Cookie: x"], body: Array("hi".utf8))
-        encoder.encode(response, into: &bytes, omitBody: false, close: true)
+        let bytes = encoder.encode(response, omitBody: false, close: true).flatMap { $0 }
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(text.contains("Content-Length: 2\r\n"))
@@ -103,11 +102,18 @@ struct ResponseEncoderTests {
 
     @Test func headAnswersKeepTheLengthButNoBody() {
         var encoder = ResponseEncoder()
-        var bytes: [UInt8] = []
-        encoder.encode(.text("hello"), into: &bytes, omitBody: true, close: false)
+        let bytes = encoder.encode(.text("hello"), omitBody: true, close: false).flatMap { $0 }
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains("Content-Length: 5\r\n"))
         #expect(text.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test func largeBodiesTravelAsTheirOwnChunk() {
+        var encoder = ResponseEncoder()
+        let body = [UInt8](repeating: 65, count: 10_240)
+        let chunks = encoder.encode(HTTPResponse(body: body), omitBody: false, close: false)
+        #expect(chunks.count == 2)
+        #expect(chunks[1] == body)
     }
 
     @Test func httpDateFormat() {

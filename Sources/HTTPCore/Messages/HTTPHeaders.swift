@@ -52,9 +52,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 extension String {
     /// ASCII case-insensitive comparison, as header names and tokens need.
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        if self == other { return true }
         let left = utf8, right = other.utf8
         guard left.count == right.count else { return false }
-        return zip(left, right).allSatisfy { lowerASCII($0) == lowerASCII($1) }
+        var otherIndex = right.startIndex
+        for byte in left {
+            if lowerASCII(byte) != lowerASCII(right[otherIndex]) { return false }
+            otherIndex = right.index(after: otherIndex)
+        }
+        return true
     }
 
     /// True when this comma-separated header value lists `token` (case-insensitively).

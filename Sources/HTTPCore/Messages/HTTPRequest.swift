@@ -25,12 +25,12 @@ public struct HTTPRequest: Sendable {
 
     /// The target's path, still percent-encoded.
     public var path: Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
     }
 
     /// The target's query string without the `?`, or nil when there is none.
     public var query: Substring? {
-        target.firstIndex(of: "?").map { target[target.index(after: $0)...] }
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
     }
 
     /// The decoded value of the first query parameter called `name`.

@@ -28,8 +28,7 @@ final class Connection: EventLoopHandler {
     let peer: SocketAddress
     private unowned let server: HTTPServer
     private var decoder: HTTPRequestDecoder
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    private var outbound = OutboundQueue()
     private var phase = Phase.open
     private var deadline = Deadline.none
     private var interest: UInt32 = 0
@@ -115,7 +114,7 @@ final class Connection: EventLoopHandler {
 
     /// Starts the next buffered request if none is being answered.
     private func processInput() {
-        while phase == .open && inFlight == nil && !closeAfterFlush && outbound.count < Self.outboundHighWater {
+        while phase == .open && inFlight == nil && !closeAfterFlush && outbound.byteCount < Self.outboundHighWater {
             let event: HTTPRequestDecoder.Event?
             do {
                 event = try decoder.next()
@@ -127,7 +126,7 @@ final class Connection: EventLoopHandler {
             guard let event else { break }
             switch event {
             case .continueExpected:
-                outbound.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                outbound.append(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 flush()
             case .request(let request):
                 dispatch(request)
@@ -166,8 +165,10 @@ final class Connection: EventLoopHandler {
         requestsServed += 1
         let close = !keepAlive || server.isShuttingDown
         server.recordResponse(status: response.status.code)
-        server.encoder.encode(response, into: &outbound, omitBody: inFlightIsHead, close: close,
-                              http10KeepAlive: isHTTP10 && !close)
+        for chunk in server.encoder.encode(response, omitBody: inFlightIsHead, close: close,
+                                           http10KeepAlive: isHTTP10 && !close) {
+            outbound.append(chunk)
+        }
         if close { closeAfterFlush = true }
         flush()
         if phase == .open && !closeAfterFlush {
@@ -181,7 +182,9 @@ final class Connection: EventLoopHandler {
         inFlight?.cancel()
         inFlight = nil
         server.recordResponse(status: response.status.code)
-        server.encoder.encode(response, into: &outbound, omitBody: false, close: true)
+        for chunk in server.encoder.encode(response, omitBody: false, close: true) {
+            outbound.append(chunk)
+        }
         closeAfterFlush = true
         lingerAfterFlush = linger
         flush()
@@ -190,25 +193,19 @@ final class Connection: EventLoopHandler {
     // MARK: Writing
 
     private func flush() {
-        while outboundOffset < outbound.count {
-            let sent = outbound.withUnsafeBytes { bytes in
-                Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outboundOffset...]))
-            }
-            if sent > 0 {
-                outboundOffset += sent
-                continue
-            }
-            if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+        switch outbound.write(to: fd) {
+        case .done:
+            break
+        case .wouldBlock:
+            if case .write = deadline {} else {
                 deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
-                updateInterest()
-                return
             }
+            updateInterest()
+            return
+        case .failed:
             abort()
             return
         }
-        outbound = []
-        outboundOffset = 0
         if closeAfterFlush {
             if lingerAfterFlush {
                 startLingering()
@@ -256,7 +253,7 @@ final class Connection: EventLoopHandler {
         if phase == .lingering || decoder.bufferedByteCount <= pipelineLimit {
             wanted |= CSHIMS_EPOLLIN
         }
-        if outboundOffset < outbound.count {
+        if !outbound.isEmpty {
             wanted |= CSHIMS_EPOLLOUT
         }
         if wanted != interest {

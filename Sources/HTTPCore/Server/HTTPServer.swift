@@ -163,9 +163,10 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     }
 
     private func refuse(_ fd: Int32, reason: String) {
-        var bytes: [UInt8] = []
-        encoder.encode(configuration.errorResponse(.serviceUnavailable, reason), into: &bytes, omitBody: false, close: true)
-        bytes.withUnsafeBytes { _ = Socket.send(fd, $0) }
+        // Best effort: one non-blocking write into a fresh socket's empty buffer.
+        var refusal = OutboundQueue()
+        encoder.encode(configuration.errorResponse(.serviceUnavailable, reason), omitBody: false, close: true).forEach { refusal.append($0) }
+        _ = refusal.write(to: fd)
         close(fd)
         counters.withLock { $0.connectionsRefused += 1 }
         recordResponse(status: 503)

@@ -9,13 +9,34 @@ struct ResponseEncoder {
     private var cachedDate: [UInt8] = []
 
     /// Headers the server owns; a responder's copies are dropped so the framing cannot be confused.
-    private static let managed: Set<String> = ["content-length", "transfer-encoding", "connection", "date"]
+    private static let managed = ["Content-Length", "Transfer-Encoding", "Connection", "Date"]
 
-    mutating func encode(_ response: HTTPResponse, into buffer: inout [UInt8], omitBody: Bool, close: Bool,
-                         http10KeepAlive: Bool = false) {
+    private static func isManaged(_ name: String) -> Bool {
+        managed.contains { name.equalsIgnoringASCIICase($0) }
+    }
+
+    /// Bodies up to this size are copied behind the head; larger ones go out as their own chunk.
+    private static let inlineBodyLimit = 2048
+
+    /// The head and, unless omitted, the body of `response`, as chunks ready for an `OutboundQueue`.
+    mutating func encode(_ response: HTTPResponse, omitBody: Bool, close: Bool, http10KeepAlive: Bool = false) -> [[UInt8]] {
+        var head: [UInt8] = []
+        head.reserveCapacity(512)
+        let bodyFollows = encodeHead(response, into: &head, close: close, http10KeepAlive: http10KeepAlive) && !omitBody
+        guard bodyFollows, !response.body.isEmpty else { return [head] }
+        if response.body.count <= Self.inlineBodyLimit {
+            head.append(contentsOf: response.body)
+            return [head]
+        }
+        return [head, response.body]
+    }
+
+    /// Writes the status line and headers; returns whether the status allows a body.
+    private mutating func encodeHead(_ response: HTTPResponse, into buffer: inout [UInt8], close: Bool,
+                                     http10KeepAlive: Bool) -> Bool {
         let status = response.status
         buffer.append(contentsOf: "HTTP/1.1 \(status.code) \(Self.sanitized(status.reason))\r\n".utf8)
-        for (name, value) in response.headers where !Self.managed.contains(name.lowercased()) {
+        for (name, value) in response.headers where !Self.isManaged(name) {
             buffer.append(contentsOf: Self.sanitized(name).utf8)
             buffer.append(contentsOf: ": ".utf8)
             buffer.append(contentsOf: Self.sanitized(value).utf8)
@@ -34,9 +55,7 @@ struct ResponseEncoder {
             buffer.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
         buffer.append(contentsOf: "\r\n".utf8)
-        if hasBody && !omitBody {
-            buffer.append(contentsOf: response.body)
-        }
+        return hasBody
     }
 
     /// Removes CR, LF and NUL so no value can start a new header line (response splitting).

@@ -61,15 +61,27 @@ public final class StaticFiles: Sendable {
         guard decoded.hasPrefix("/") else { return nil }
         var relative = String(decoded.dropFirst())
         if relative.isEmpty || relative.hasSuffix("/") { relative += "index.html" }
-        if relative.utf8.contains(0) || relative.contains("\\") { return nil }
-        let segments = relative.split(separator: "/", omittingEmptySubsequences: false)
-        for segment in segments where segment.isEmpty || segment.hasPrefix(".") {
-            return nil
+        var previous = UInt8(ascii: "/")
+        for byte in relative.utf8 {
+            switch byte {
+            case 0, UInt8(ascii: "\\"):
+                return nil
+            case UInt8(ascii: "/") where previous == UInt8(ascii: "/"):
+                return nil  // an empty segment
+            case UInt8(ascii: ".") where previous == UInt8(ascii: "/"):
+                return nil  // `..`, `.` and hidden files
+            default:
+                break
+            }
+            previous = byte
         }
         return relative
     }
 
     private func load(_ relative: String) -> HTTPResponse? {
+        if let cached = cache.withLock({ $0[relative] }), isUnchanged(cached, relative) {
+            return cached.response
+        }
         let fd = openBeneath(relative)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -96,6 +108,18 @@ public final class StaticFiles: Sendable {
             $0[relative] = CachedFile(device: device, inode: inode, modified: modified, size: size, response: response)
         }
         return response
+    }
+
+    /// A cache hit costs one `fstatat`. The entry was made through a safe open, and no file outside
+    /// the root can show the same device, inode, size and mtime, so a swapped-in symlink only misses.
+    private func isUnchanged(_ cached: CachedFile, _ relative: String) -> Bool {
+        var info = stat()
+        guard fstatat(rootFD, relative, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return false
+        }
+        let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        return cached.device == UInt64(info.st_dev) && cached.inode == UInt64(info.st_ino)
+            && cached.modified == modified && cached.size == Int(info.st_size)
     }
 
     private func openBeneath(_ relative: String) -> Int32 {

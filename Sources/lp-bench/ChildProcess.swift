@@ -1,0 +1,114 @@
+import Foundation
+
+/// A program the benchmark starts and stops: the dashboard under test or a peer server.
+final class ChildProcess {
+    let process = Process()
+    private let stdout = Pipe()
+    let name: String
+
+    init(name: String, executable: String, arguments: [String], quietStderr: Bool = true) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = stdout
+        process.standardError = quietStderr ? FileHandle.nullDevice : FileHandle.standardError
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Reads stdout until a line starting with `prefix`; returns that line.
+    func waitForLine(startingWith prefix: String) throws -> String {
+        var buffer = ""
+        let handle = stdout.fileHandleForReading
+        while true {
+            let data = handle.availableData
+            if data.isEmpty { throw BenchError("\(name) exited before printing \(prefix.debugDescription)") }
+            buffer += String(decoding: data, as: UTF8.self)
+            for line in buffer.split(separator: "\n") where line.hasPrefix(prefix) {
+                return String(line)
+            }
+        }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(pid, SIGTERM)
+        process.waitUntilExit()
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a command to completion and returns its stdout.
+func runCommand(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.standardError
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// The first of `names` found on PATH (or as given when absolute).
+func findExecutable(_ names: String...) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for name in names {
+        if name.hasPrefix("/") { if FileManager.default.isExecutableFile(atPath: name) { return name } else { continue } }
+        let folders: [String] = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
+        for folder in folders {
+            let candidate = "\(folder)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+    }
+    return nil
+}
+
+/// A free loopback port, found by binding port 0 and letting go of it.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw BenchError("cannot find a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The dashboard binary built in the same configuration as this benchmark.
+func dashboardBinary() throws -> String {
+    let folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    let path = folder.appendingPathComponent("dashboard").path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw BenchError("no dashboard binary next to lp-bench; run `swift build -c release` first")
+    }
+    return path
+}
+
+/// Starts the dashboard on a free port; returns the process and its base URL.
+func startDashboard(arguments: [String] = []) throws -> (ChildProcess, port: Int) {
+    let child = try ChildProcess(name: "dashboard", executable: try dashboardBinary(),
+                                 arguments: ["--port", "0", "--log-level", "warning"] + arguments)
+    let line = try child.waitForLine(startingWith: "dashboard listening on http://")
+    guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else {
+        throw BenchError("cannot read the port from \(line.debugDescription)")
+    }
+    return (child, port)
+}
