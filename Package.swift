@@ -33,5 +33,6 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "HTTPTestSupport"]),
         .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "HTTPTestSupport", "Logging"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["HTTPTestSupport"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     ]
 )
