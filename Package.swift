@@ -16,6 +16,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // A small, safe layer over SQLite: connection, cached statements, transactions, typed errors.
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // The local copy of the chat account: schema, migrations, batches, quota, paging.
+        .target(name: "Store", dependencies: ["SQLite"]),
         // Leveled logging to stderr.
         .target(name: "Logging"),
         // SIGINT / SIGTERM as something to await; SIGPIPE ignored.
@@ -26,13 +30,17 @@ let package = Package(
         .target(name: "DashboardApp", dependencies: ["HTTPCore", "Logging"]),
         // Executables: thin wiring only.
         .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Lifecycle", "Logging"]),
-        .executableTarget(name: "lp-bench", dependencies: ["CShims"]),
+        .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite"]),
+        // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
+        .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
 
-        // A raw-socket HTTP client the test targets share.
-        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "HTTPTestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "HTTPTestSupport", "Logging"]),
-        .testTarget(name: "DashboardCLITests", dependencies: ["HTTPTestSupport"]),
+        // What the test targets share: a raw-socket HTTP client, a child-process runner.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
     ]
 )

@@ -1,26 +1,26 @@
 import Foundation
-import HTTPTestSupport
+import TestSupport
 import Testing
 
 /// The `dashboard` executable as a user meets it: flags, the listening line, signals.
 @Suite("dashboard command line")
 struct DashboardCLITests {
     @Test func helpListsTheFlagsAndExitsZero() async throws {
-        let exit = try await DashboardProcess.run(["--help"])
+        let exit = try await ChildProcess.run("dashboard", ["--help"])
         #expect(exit.status == 0)
         #expect(exit.stdout.contains("Usage: dashboard"))
         #expect(exit.stdout.contains("--port"))
     }
 
     @Test func versionPrintsOneLine() async throws {
-        let exit = try await DashboardProcess.run(["--version"])
+        let exit = try await ChildProcess.run("dashboard", ["--version"])
         #expect(exit.status == 0)
         #expect(exit.stdout.hasPrefix("dashboard "))
     }
 
     @Test(arguments: [["--port", "99999"], ["--bogus"], ["--log-level"], ["extra"], ["--public", "/nonexistent"]])
     func badFlagsExitTwoWithOneLine(_ arguments: [String]) async throws {
-        let exit = try await DashboardProcess.run(arguments)
+        let exit = try await ChildProcess.run("dashboard", arguments)
         #expect(exit.status == 2)
         #expect(exit.stdout.isEmpty)
         let lines = exit.stderr.split(separator: "\n")
@@ -30,7 +30,7 @@ struct DashboardCLITests {
 
     @Test(arguments: [SIGTERM, SIGINT])
     func servesAfterTheListeningLineAndStopsCleanlyOnSignal(_ signal: Int32) async throws {
-        let dashboard = try DashboardProcess(["--port", "0"])
+        let dashboard = try ChildProcess("dashboard", ["--port", "0"])
         let line = try #require(await dashboard.nextLine())
         let prefix = "dashboard listening on http://127.0.0.1:"
         #expect(line.hasPrefix(prefix) && line.hasSuffix("/"), "\(line)")
@@ -53,10 +53,10 @@ struct DashboardCLITests {
     }
 
     @Test func aPortInUseIsAClearError() async throws {
-        let first = try DashboardProcess(["--port", "0"])
+        let first = try ChildProcess("dashboard", ["--port", "0"])
         let line = try #require(await first.nextLine())
         let port = String(line.split(separator: ":").last!.dropLast())
-        let second = try await DashboardProcess.run(["--port", port])
+        let second = try await ChildProcess.run("dashboard", ["--port", port])
         #expect(second.status == 1)
         #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"))
         first.signal(SIGTERM)
@@ -64,7 +64,7 @@ struct DashboardCLITests {
     }
 
     @Test func aNonLoopbackHostPrintsAWarning() async throws {
-        let dashboard = try DashboardProcess(["--host", "0.0.0.0", "--port", "0"])
+        let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0"])
         let line = try #require(await dashboard.nextLine())
         #expect(line.hasPrefix("dashboard listening on http://0.0.0.0:"))
         dashboard.signal(SIGTERM)

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPCore
-import HTTPTestSupport
+import TestSupport
 import Testing
 
 @Suite("HTTP server over loopback")

@@ -1,5 +1,5 @@
 import HTTPCore
-import HTTPTestSupport
+import TestSupport
 
 /// Runs `body` against a fresh server on a free loopback port, then shuts the server down.
 func withServer<T>(

@@ -1,14 +1,14 @@
 import Foundation
 import Synchronization
 
-/// The real `dashboard` binary (built next to the test bundle) run as a child process, with its
-/// stdout lines and its exit available as events to await.
-final class DashboardProcess: Sendable {
-    struct Exit: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var timedOut: Bool
+/// One of the package's executables (built next to the test bundle) run as a child process, with
+/// its stdout lines and its exit available as events to await.
+public final class ChildProcess: Sendable {
+    public struct Exit: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        public var timedOut: Bool
     }
 
     private let process: Process
@@ -17,16 +17,17 @@ final class DashboardProcess: Sendable {
     private let stderrDone: AsyncStream<String>
     private let status: AsyncStream<Int32>
 
-    static var binaryPath: String {
+    /// The path of the package executable `name` in the folder the tests were built into.
+    public static func binaryPath(_ name: String) -> String {
         var folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         // Bundle layout: .build/<triple>/debug/<Package>PackageTests.xctest
         if folder.lastPathComponent.hasSuffix(".xctest") { folder.deleteLastPathComponent() }
-        return folder.appendingPathComponent("dashboard").path
+        return folder.appendingPathComponent(name).path
     }
 
-    init(_ arguments: [String]) throws {
+    public init(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath(executable))
         process.arguments = arguments
         let stdoutPipe = Pipe(), stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
@@ -69,21 +70,21 @@ final class DashboardProcess: Sendable {
         thread.start()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// The next line the process writes to stdout, or nil when stdout closed first.
-    func nextLine() async -> String? {
+    public func nextLine() async -> String? {
         for await line in stdoutLines { return line }
         return nil
     }
 
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         kill(process.processIdentifier, number)
     }
 
     /// Waits for the exit. A watchdog kills the process after `limit` so a hang fails the test
     /// (`timedOut`) instead of blocking the suite; it is a safety net, not a measurement.
-    func waitForExit(limit: Duration = .seconds(20)) async -> Exit {
+    public func waitForExit(limit: Duration = .seconds(20)) async -> Exit {
         let fired = Atomic<Bool>(false)
         let pid = process.processIdentifier
         let watchdog = Task {
@@ -103,8 +104,8 @@ final class DashboardProcess: Sendable {
         return Exit(status: exitStatus, stdout: stdout, stderr: stderr, timedOut: fired.load(ordering: .relaxed))
     }
 
-    /// Runs the binary to completion.
-    static func run(_ arguments: [String]) async throws -> Exit {
-        try await DashboardProcess(arguments).waitForExit()
+    /// Runs the executable to completion.
+    public static func run(_ executable: String, _ arguments: [String]) async throws -> Exit {
+        try await ChildProcess(executable, arguments).waitForExit()
     }
 }

@@ -1,0 +1,269 @@
+import Foundation
+import SQLite
+
+/// The local SQLite copy of the chat account. An actor: it owns the one writing connection, so
+/// every write is serialised without locks.
+///
+/// ```swift
+/// let store = try MessageStore(location: .file(path))
+/// let fresh = try await store.apply(batch, to: .primary, receivedAt: now)   // only the new ones
+/// ```
+public actor MessageStore {
+    public let location: StoreLocation
+    private let connection: SQLiteConnection
+    /// Mirrors of what is in the database, read without a query on every batch.
+    private var usage: StorageUsage
+    private var cursors: [AccountRole: Int64] = [:]
+
+    /// Opens (creating if needed) and migrates the store.
+    public init(location: StoreLocation) throws(StoreError) {
+        self.location = location
+        do {
+            try location.prepareFolder()
+        } catch {
+            throw .ioFailure(SQLiteError(code: 10, message: "cannot create the folder for \(location.sqlitePath): \(error)"))
+        }
+        do {
+            connection = try SQLiteConnection(path: location.sqlitePath)
+            try Migrations.migrate(connection)
+            usage = StorageUsage(
+                usedBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'used_bytes'") ?? 0,
+                quotaBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'quota_bytes'")
+            )
+            for role in AccountRole.allCases {
+                cursors[role] = try connection.scalarInt("SELECT last_id FROM cursors WHERE account = ?", .integer(role.rawValue))
+            }
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    // MARK: Batches
+
+    /// Stores a batch for one account in one transaction: new messages are inserted, ids already
+    /// stored are ignored, and the account's cursor moves to the highest id in the batch (never
+    /// back). Returns exactly the messages that were new, in batch order.
+    ///
+    /// A batch that does not fit into the quota, or onto the disk, is not written at all and the
+    /// cursor stays where it was: ``StoreError/outOfSpace(usedBytes:quotaBytes:neededBytes:diskFull:)``.
+    public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> [StoredMessage] {
+        guard !batch.isEmpty else { return [] }
+        var addedBytes: Int64 = 0
+        let fresh: [StoredMessage]
+        do {
+            fresh = try connection.transaction { () throws -> [StoredMessage] in
+                let insert = try connection.statement(StoreSQL.insertMessage)
+                var fresh: [StoredMessage] = []
+                fresh.reserveCapacity(batch.count)
+                var chats: [Int64: (count: Int64, lastID: Int64)] = [:]
+                var highest = Int64.min
+                for message in batch {
+                    let size = message.storageSize
+                    insert.bind(account.rawValue, at: 1)
+                    insert.bind(message.id, at: 2)
+                    insert.bind(message.chatId, at: 3)
+                    insert.bind(message.sender, at: 4)
+                    insert.bind(message.text, at: 5)
+                    insert.bind(message.sentAt, at: 6)
+                    insert.bind(receivedAt, at: 7)
+                    insert.bind(size, at: 8)
+                    try insert.step()
+                    insert.reset(clearingBindings: false)
+                    highest = max(highest, message.id)
+                    guard connection.changes == 1 else { continue }
+                    addedBytes += size
+                    fresh.append(StoredMessage(account: account, id: message.id, chatId: message.chatId, sender: message.sender,
+                                               text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
+                    let chat = chats[message.chatId] ?? (0, Int64.min)
+                    chats[message.chatId] = (chat.count + 1, max(chat.lastID, message.id))
+                }
+                if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota {
+                    throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
+                }
+                let upsertChat = try connection.statement(StoreSQL.upsertChat)
+                for (chatID, chat) in chats {
+                    try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID))
+                }
+                try connection.statement(StoreSQL.advanceCursor).run(.integer(account.rawValue), .integer(highest))
+                if addedBytes != 0 {
+                    try connection.statement(StoreSQL.addUsedBytes).run(.integer(addedBytes))
+                }
+                return fresh
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: batch.reduce(0) { $0 + $1.storageSize })
+        }
+        usage.usedBytes += addedBytes
+        let highest = batch.map(\.id).max()!
+        cursors[account] = max(cursors[account] ?? highest, highest)
+        return fresh
+    }
+
+    // MARK: Reading
+
+    /// The highest id stored for `account`, or nil before its first batch.
+    public func cursor(for account: AccountRole) -> Int64? {
+        cursors[account]
+    }
+
+    public func storageUsage() -> StorageUsage {
+        usage
+    }
+
+    /// Stored messages of `account`, newest first, with ids below `before` (all when nil).
+    public func messages(of account: AccountRole, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
+        do {
+            return try MessageQueries.page(connection, account: account, before: before, limit: limit)
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    public func accountIDs() throws(StoreError) -> AccountIDs {
+        do {
+            return AccountIDs(
+                primaryUserId: try connection.scalarInt("SELECT user_id FROM accounts WHERE role = 0"),
+                linkedUserId: try connection.scalarInt("SELECT user_id FROM accounts WHERE role = 1")
+            )
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// Chats of `account`: id, message count, newest message id.
+    public func chats(of account: AccountRole) throws(StoreError) -> [(chatId: Int64, messageCount: Int64, lastMessageId: Int64)] {
+        do {
+            return try connection.statement("SELECT chat_id, message_count, last_message_id FROM chats WHERE account = ? ORDER BY chat_id")
+                .query([.integer(account.rawValue)]) { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// `PRAGMA integrity_check` says "ok".
+    public func integrityCheck() throws(StoreError) -> Bool {
+        do {
+            return try connection.scalarText("PRAGMA integrity_check") == "ok"
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    // MARK: Accounts, quota, space
+
+    /// Records the user ids the upstream announced. The linked account's messages are not touched
+    /// here; detaching purges them through ``purgeLinkedAccount()``.
+    public func setAccountIDs(_ ids: AccountIDs) throws(StoreError) {
+        do {
+            try connection.transaction {
+                for (role, userID) in [(AccountRole.primary, ids.primaryUserId), (.linked, ids.linkedUserId)] {
+                    if let userID {
+                        try connection.statement("INSERT INTO accounts (role, user_id) VALUES (?1, ?2) ON CONFLICT (role) DO UPDATE SET user_id = excluded.user_id")
+                            .run(.integer(role.rawValue), .integer(userID))
+                    } else {
+                        try connection.statement("DELETE FROM accounts WHERE role = ?").run(.integer(role.rawValue))
+                    }
+                }
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+    }
+
+    /// Sets the quota (nil: unlimited).
+    public func setQuota(_ bytes: Int64?) throws(StoreError) {
+        do {
+            try connection.statement("UPDATE settings SET value = ? WHERE key = 'quota_bytes'").run(bytes.map { .integer($0) } ?? .null)
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+        usage.quotaBytes = bytes
+    }
+
+    /// Deletes the oldest messages (by sending time) until usage is at most 75 % of the quota.
+    /// Returns the bytes freed; 0 when usage is already there or there is no quota.
+    public func freeSpace() throws(StoreError) -> Int64 {
+        guard let quota = usage.quotaBytes else { return 0 }
+        let target = quota * 3 / 4
+        guard usage.usedBytes > target else { return 0 }
+        let mustFree = usage.usedBytes - target
+        let freed: Int64
+        do {
+            freed = try connection.transaction { () throws -> Int64 in
+                let oldest = try connection.statement("SELECT account, id, chat_id, size FROM messages ORDER BY sent_at, id, account")
+                var victims: [(account: Int64, id: Int64, chat: Int64)] = []
+                var freed: Int64 = 0
+                while freed < mustFree, try oldest.step() {
+                    victims.append((oldest.int64(at: 0), oldest.int64(at: 1), oldest.int64(at: 2)))
+                    freed += oldest.int64(at: 3)
+                }
+                oldest.reset()
+                let delete = try connection.statement("DELETE FROM messages WHERE account = ?1 AND id = ?2")
+                let shrinkChat = try connection.statement("UPDATE chats SET message_count = message_count - 1 WHERE account = ?1 AND chat_id = ?2")
+                for victim in victims {
+                    try delete.run(.integer(victim.account), .integer(victim.id))
+                    try shrinkChat.run(.integer(victim.account), .integer(victim.chat))
+                }
+                try connection.execute("DELETE FROM chats WHERE message_count <= 0")
+                try connection.statement(StoreSQL.addUsedBytes).run(.integer(-freed))
+                return freed
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+        usage.usedBytes -= freed
+        return freed
+    }
+
+    /// Removes the linked account entirely (messages, chats, cursor, user id) in one transaction.
+    /// Returns how many messages went.
+    @discardableResult
+    public func purgeLinkedAccount() throws(StoreError) -> Int {
+        let linked = Int64(AccountRole.linked.rawValue)
+        let result: (count: Int, bytes: Int64)
+        do {
+            result = try connection.transaction { () throws -> (Int, Int64) in
+                let bytes = try connection.scalarInt("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?", .integer(linked)) ?? 0
+                try connection.statement("DELETE FROM messages WHERE account = ?").run(.integer(linked))
+                let count = connection.changes
+                try connection.statement("DELETE FROM chats WHERE account = ?").run(.integer(linked))
+                try connection.statement("DELETE FROM cursors WHERE account = ?").run(.integer(linked))
+                try connection.statement("DELETE FROM accounts WHERE role = ?").run(.integer(linked))
+                try connection.statement(StoreSQL.addUsedBytes).run(.integer(-bytes))
+                return (count, bytes)
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+        usage.usedBytes -= result.bytes
+        cursors[.linked] = nil
+        return result.count
+    }
+
+    // MARK: Errors
+
+    /// Turns any failure into a ``StoreError``: SQLITE_FULL becomes out-of-space, like the quota.
+    static func storeError(_ error: any Error, usage: StorageUsage?, needed: Int64) -> StoreError {
+        if let storeError = error as? StoreError { return storeError }
+        guard let sqliteError = error as? SQLiteError else {
+            return .database(SQLiteError(code: 1, message: "\(error)"))
+        }
+        if sqliteError.isFull {
+            return .outOfSpace(usedBytes: usage?.usedBytes ?? 0, quotaBytes: usage?.quotaBytes, neededBytes: needed, diskFull: true)
+        }
+        if sqliteError.isCorrupt { return .corrupt(sqliteError) }
+        if sqliteError.isIOError { return .ioFailure(sqliteError) }
+        return .database(sqliteError)
+    }
+
+    // MARK: For tests
+
+    /// Runs raw SQL on the store's own connection (e.g. `PRAGMA max_page_count` to provoke SQLITE_FULL).
+    func executeForTesting(_ sql: String) throws {
+        try connection.execute(sql)
+    }
+
+    func scalarForTesting(_ sql: String) throws -> Int64? {
+        try connection.scalarInt(sql)
+    }
+}

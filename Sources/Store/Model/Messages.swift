@@ -1,0 +1,80 @@
+/// A message as the upstream delivers it, before it is stored.
+public struct IncomingMessage: Sendable, Equatable, Codable {
+    /// Strictly increasing per account on the upstream.
+    public var id: Int64
+    public var chatId: Int64
+    public var sender: String
+    public var text: String
+    /// As the upstream sent it (ISO-8601).
+    public var sentAt: String
+
+    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+        self.id = id
+        self.chatId = chatId
+        self.sender = sender
+        self.text = text
+        self.sentAt = sentAt
+    }
+
+    /// What the message counts against the storage quota: its text fields plus a fixed share for
+    /// the row's keys and bookkeeping. Deterministic, so usage can be kept incrementally.
+    public var storageSize: Int64 {
+        Int64(sender.utf8.count + text.utf8.count + sentAt.utf8.count) + Self.rowOverhead
+    }
+
+    public static let rowOverhead: Int64 = 48
+}
+
+/// A message in the local copy.
+public struct StoredMessage: Sendable, Equatable, Codable {
+    public var account: AccountRole
+    public var id: Int64
+    public var chatId: Int64
+    public var sender: String
+    public var text: String
+    public var sentAt: String
+    public var receivedAt: String
+
+    public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String) {
+        self.account = account
+        self.id = id
+        self.chatId = chatId
+        self.sender = sender
+        self.text = text
+        self.sentAt = sentAt
+        self.receivedAt = receivedAt
+    }
+}
+
+/// One page of scroll-back: newest first; `nextBefore` is what to ask for next, nil at the start.
+public struct MessagePage: Sendable, Equatable {
+    public var messages: [StoredMessage]
+    public var nextBefore: Int64?
+
+    public init(messages: [StoredMessage], nextBefore: Int64?) {
+        self.messages = messages
+        self.nextBefore = nextBefore
+    }
+}
+
+/// Bytes counted against the quota, and the quota itself (nil: unlimited).
+public struct StorageUsage: Sendable, Equatable {
+    public var usedBytes: Int64
+    public var quotaBytes: Int64?
+
+    public init(usedBytes: Int64, quotaBytes: Int64?) {
+        self.usedBytes = usedBytes
+        self.quotaBytes = quotaBytes
+    }
+}
+
+/// The upstream user ids of the two accounts, as last announced by the upstream's session.
+public struct AccountIDs: Sendable, Equatable {
+    public var primaryUserId: Int64?
+    public var linkedUserId: Int64?
+
+    public init(primaryUserId: Int64?, linkedUserId: Int64?) {
+        self.primaryUserId = primaryUserId
+        self.linkedUserId = linkedUserId
+    }
+}

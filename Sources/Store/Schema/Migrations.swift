@@ -1,0 +1,73 @@
+import SQLite
+
+/// The schema's history. Each step runs in its own transaction and sets `PRAGMA user_version`, so a
+/// file of any older version is brought up to date step by step and a failed step changes nothing.
+enum Migrations {
+    /// Step `n` (counting from 1) takes a database from version `n - 1` to `n`.
+    static let steps: [String] = [
+        // 1: accounts, messages and a cursor per account.
+        """
+        CREATE TABLE accounts (
+            role    INTEGER PRIMARY KEY CHECK (role IN (0, 1)),
+            user_id INTEGER NOT NULL
+        );
+        CREATE TABLE messages (
+            account     INTEGER NOT NULL CHECK (account IN (0, 1)),
+            id          INTEGER NOT NULL,
+            chat_id     INTEGER NOT NULL,
+            sender      TEXT NOT NULL,
+            text        TEXT NOT NULL,
+            sent_at     TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            size        INTEGER NOT NULL,
+            PRIMARY KEY (account, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE cursors (
+            account INTEGER PRIMARY KEY CHECK (account IN (0, 1)),
+            last_id INTEGER NOT NULL
+        );
+        """,
+        // 2: chats, with a message count and the newest id, filled from the messages already stored.
+        """
+        CREATE TABLE chats (
+            account         INTEGER NOT NULL CHECK (account IN (0, 1)),
+            chat_id         INTEGER NOT NULL,
+            message_count   INTEGER NOT NULL,
+            last_message_id INTEGER NOT NULL,
+            PRIMARY KEY (account, chat_id)
+        ) WITHOUT ROWID;
+        INSERT INTO chats (account, chat_id, message_count, last_message_id)
+            SELECT account, chat_id, count(*), max(id) FROM messages GROUP BY account, chat_id;
+        """,
+        // 3: settings: the storage quota and the bytes in use, kept incrementally from now on.
+        """
+        CREATE TABLE settings (
+            key   TEXT PRIMARY KEY,
+            value INTEGER
+        ) WITHOUT ROWID;
+        INSERT INTO settings (key, value) VALUES ('used_bytes', (SELECT coalesce(sum(size), 0) FROM messages));
+        INSERT INTO settings (key, value) VALUES ('quota_bytes', NULL);
+        """,
+    ]
+
+    static var latestVersion: Int { steps.count }
+
+    static func version(of connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+    }
+
+    /// Brings the database to `target` (default: the latest version).
+    static func migrate(_ connection: SQLiteConnection, to target: Int = latestVersion) throws {
+        let current = try version(of: connection)
+        if current > latestVersion {
+            throw StoreError.newerSchema(found: current, supported: latestVersion)
+        }
+        guard current < target else { return }
+        for version in (current + 1)...target {
+            try connection.transaction {
+                try connection.execute(steps[version - 1])
+                try connection.execute("PRAGMA user_version = \(version)")
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/// The statements the store runs on its hot paths, in one place so that the benchmark can hand
+/// the very same SQL to its Python peer.
+public enum StoreSQL {
+    public static let insertMessage = """
+        INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        """
+    public static let upsertChat = """
+        INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (?1, ?2, ?3, ?4)
+        ON CONFLICT (account, chat_id) DO UPDATE SET
+            message_count = message_count + excluded.message_count,
+            last_message_id = max(last_message_id, excluded.last_message_id)
+        """
+    public static let advanceCursor = """
+        INSERT INTO cursors (account, last_id) VALUES (?1, ?2)
+        ON CONFLICT (account) DO UPDATE SET last_id = max(last_id, excluded.last_id)
+        """
+    public static let addUsedBytes = "UPDATE settings SET value = value + ?1 WHERE key = 'used_bytes'"
+}

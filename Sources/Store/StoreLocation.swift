@@ -1,0 +1,42 @@
+import Foundation
+
+/// Where the store lives: a file, or memory only (`--db :memory:`).
+public enum StoreLocation: Sendable, Equatable {
+    case file(String)
+    case memory
+
+    public static let applicationFolderName = "lp-dashboard"
+
+    /// `--db` values: `:memory:` or a path.
+    public init(argument: String) {
+        self = argument == ":memory:" ? .memory : .file(argument)
+    }
+
+    /// `$XDG_DATA_HOME/lp-dashboard/store.sqlite`, else `~/.local/share/lp-dashboard/store.sqlite`.
+    public static func defaultFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> StoreLocation {
+        let base: String
+        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+            base = dataHome
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            base = home + "/.local/share"
+        }
+        return .file(base + "/" + applicationFolderName + "/store.sqlite")
+    }
+
+    /// Creates the file's folder (and missing parents) when needed; the folder itself gets mode 0700.
+    func prepareFolder() throws {
+        guard case .file(let path) = self else { return }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) else { return }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    var sqlitePath: String {
+        switch self {
+        case .file(let path): path
+        case .memory: ":memory:"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import SQLite
+
+/// A read-only connection to a file store, for readers (scroll-back pages) that must not wait
+/// behind the writer: in WAL mode it reads the last committed state while a batch is being written.
+public actor StoreReader {
+    private let connection: SQLiteConnection
+
+    /// Only for `.file` stores; a memory store has nothing a second connection could see.
+    public init(path: String) throws(StoreError) {
+        do {
+            connection = try SQLiteConnection(path: path, options: .init(readOnly: true))
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    public func messages(of account: AccountRole, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
+        do {
+            return try MessageQueries.page(connection, account: account, before: before, limit: limit)
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    public func count(of account: AccountRole) throws(StoreError) -> Int64 {
+        do {
+            return try connection.scalarInt("SELECT count(*) FROM messages WHERE account = ?", .integer(account.rawValue)) ?? 0
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+}

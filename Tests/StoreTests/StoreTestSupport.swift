@@ -1,0 +1,39 @@
+import Foundation
+import SQLite
+@testable import Store
+
+final class TemporaryFolder {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("store-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Messages with the given ids, chat `id % 3`, a text of `textLength` bytes.
+func messages(_ ids: [Int64], textLength: Int = 10, sentAt: String = "2026-11-29T12:00:00.000Z") -> [IncomingMessage] {
+    ids.map { IncomingMessage(id: $0, chatId: $0 % 3, sender: "s\($0 % 2)", text: String(repeating: "x", count: textLength), sentAt: sentAt) }
+}
+
+func messages(_ ids: ClosedRange<Int64>, textLength: Int = 10) -> [IncomingMessage] {
+    messages(Array(ids), textLength: textLength)
+}
+
+let now = "2026-11-29T12:00:01.000Z"
+
+extension MessageStore {
+    /// Every stored id of `account`, ascending, read through the paging API.
+    func allIDs(_ account: AccountRole) async throws -> [Int64] {
+        try messages(of: account, limit: 1_000_000).messages.map(\.id).reversed()
+    }
+
+    /// Usage recomputed with a table scan, to check the incremental figure.
+    func scannedUsage() throws -> Int64 {
+        try scalarForTesting("SELECT coalesce(sum(size), 0) FROM messages") ?? 0
+    }
+}
