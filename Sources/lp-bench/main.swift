@@ -11,8 +11,10 @@ let usage = """
                  --duration 10s  --connections 50  --threads 2  --rounds 3
       idle     RSS and CPU with no clients and with many idle keep-alive connections
                  --connections 10000  --seconds 10
+      ingest   200-message batches through the store vs Python sqlite3 executemany, same SQL
+                 --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
 
-    Needs wrk and nginx on PATH (Debian: apt-get install wrk nginx).
+    static and idle need wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3.
     """
 
 func option(_ name: String, in arguments: [String], default value: String) -> String {
@@ -48,6 +50,13 @@ do {
         try IdleBenchmark.run(
             connections: Int(option("--connections", in: arguments, default: "10000")) ?? 10000,
             seconds: Int(option("--seconds", in: arguments, default: "10")) ?? 10
+        )
+    case "ingest":
+        try await IngestBenchmark.run(
+            batches: Int(option("--batches", in: arguments, default: "1000")) ?? 1000,
+            batchSize: Int(option("--batch-size", in: arguments, default: "200")) ?? 200,
+            rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3,
+            singleCommits: Int(option("--single-commits", in: arguments, default: "5000")) ?? 5000
         )
     case "--help", "-h", "help":
         print(usage)
