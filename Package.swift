@@ -27,9 +27,9 @@ let package = Package(
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
         .target(name: "HTTPCore", dependencies: ["CShims", "Logging"]),
         // The dashboard application: routes, security policy, problem+json.
-        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Logging"]),
+        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Logging"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Lifecycle", "Logging"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Lifecycle", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
         .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
@@ -37,7 +37,7 @@ let package = Package(
         // What the test targets share: a raw-socket HTTP client, a child-process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "TestSupport", "Logging"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Logging
+import Store
 
 /// The dashboard's HTTP face: security checks, API routes and the static page, in that order.
 public struct DashboardApp: HTTPResponder {
@@ -14,13 +15,22 @@ public struct DashboardApp: HTTPResponder {
     /// - Parameters:
     ///   - port: the port actually bound; it decides which `Host` values are accepted.
     ///   - staticFiles: the `Public/` folder.
-    public init(port: Int, staticFiles: StaticFiles, secrets: LaunchSecrets = LaunchSecrets()) {
+    ///   - store: the local copy of the chat account.
+    ///   - reader: a read-only connection to the same store for scroll-back; nil for a memory store.
+    public init(port: Int, staticFiles: StaticFiles, store: MessageStore, reader: StoreReader? = nil,
+                secrets: LaunchSecrets = LaunchSecrets()) {
         self.secrets = secrets
         self.hosts = HostAllowList(port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
         self.staticFiles = staticFiles
         var router = Router()
         BasicRoutes(secrets: secrets).register(in: &router)
+        MessageRoutes(pages: { account, before, limit throws(StoreError) in
+            if let reader {
+                return try await reader.messages(of: account, before: before, limit: limit)
+            }
+            return try await store.messages(of: account, before: before, limit: limit)
+        }).register(in: &router)
         self.router = router
     }
 

@@ -240,6 +240,11 @@ public actor MessageStore {
         return result.count
     }
 
+    /// Closes the connection (committed data is already safe); later calls fail.
+    public func close() {
+        connection.close()
+    }
+
     // MARK: Errors
 
     /// Turns any failure into a ``StoreError``: SQLITE_FULL becomes out-of-space, like the quota.

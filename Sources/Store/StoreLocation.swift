@@ -33,6 +33,9 @@ public enum StoreLocation: Sendable, Equatable {
                                                 attributes: [.posixPermissions: 0o700])
     }
 
+    /// The path, or `:memory:`.
+    public var description: String { sqlitePath }
+
     var sqlitePath: String {
         switch self {
         case .file(let path): path

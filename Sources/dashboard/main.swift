@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import Lifecycle
 import Logging
+import Store
 
 // The dashboard executable: parse flags, wire the pieces, run until SIGINT / SIGTERM.
 
@@ -40,6 +41,18 @@ guard let publicPath = PublicDirectory.locate(explicit: options.publicDirectory,
     fail("cannot find the Public/ folder; pass --public DIR", code: 1)
 }
 
+let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
+let store: MessageStore
+var reader: StoreReader?
+do {
+    store = try MessageStore(location: storeLocation)
+    if case .file(let path) = storeLocation {
+        reader = try StoreReader(path: path)
+    }
+} catch {
+    fail("cannot open the store at \(storeLocation.description): \(error)", code: 1)
+}
+
 let server: HTTPServer
 let app: DashboardApp
 do {
@@ -49,7 +62,8 @@ do {
                                                errorResponse: DashboardApp.coreErrorResponse),
         loop: loop
     )
-    app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath))
+    app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
+                       store: store, reader: reader)
     try await server.start(responder: app)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
@@ -58,12 +72,13 @@ do {
 if !server.localAddress.isLoopback {
     log.warning("listening on \(server.localAddress), which is not a loopback address: other machines may reach it")
 }
-log.info("serving \(publicPath)")
+log.info("serving \(publicPath); store at \(storeLocation.description)")
 // Written unbuffered: scripts wait for this exact line.
 FileHandle.standardOutput.write(Data("dashboard listening on http://\(server.localAddress)/\n".utf8))
 
 let signal = await signals.received()
 log.info("received signal \(signal), stopping")
 await server.shutdown(gracePeriod: .milliseconds(1200))
+await store.close()
 log.info("stopped")
 exit(0)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Store
 import Testing
 @testable import DashboardApp
 
@@ -30,6 +31,7 @@ final class PublicFixture {
 struct DashboardAppTests {
     static let port = 8080
     let fixture: PublicFixture
+    let store: MessageStore
     let app: DashboardApp
     let context = RequestContext(
         remoteAddress: SocketAddress(host: "127.0.0.1", port: 50000),
@@ -39,7 +41,8 @@ struct DashboardAppTests {
 
     init() throws {
         fixture = try PublicFixture()
-        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath))
+        store = try MessageStore(location: .memory)
+        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), store: store)
     }
 
     private func send(_ method: String, _ target: String, headers: HTTPHeaders = [:], body: String = "",
@@ -166,6 +169,49 @@ struct DashboardAppTests {
                                                                                 "X-CSRF-Token": app.secrets.csrfToken])
         #expect(staticResponse.status == .methodNotAllowed)
         #expect(staticResponse.headers["Allow"] == "GET, HEAD")
+    }
+
+    // MARK: Messages
+
+    private func seed(_ ids: ClosedRange<Int64>, to account: AccountRole) async throws {
+        _ = try await store.apply(ids.map {
+            IncomingMessage(id: $0, chatId: 1, sender: "Bob", text: "<b>m\($0)</b>", sentAt: "2026-11-29T12:00:00.000Z")
+        }, to: account, receivedAt: "2026-11-29T12:00:01.000Z")
+    }
+
+    private func page(_ target: String) async throws -> (HTTPResponse, [String: Any]) {
+        let response = try await send("GET", target)
+        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+        return (response, object)
+    }
+
+    @Test func messagesArePagedNewestFirst() async throws {
+        try await seed(1...5, to: .primary)
+        let (response, first) = try await page("/api/messages?account=primary&limit=2")
+        #expect(response.status == .ok)
+        #expect(response.headers["Cache-Control"] == "no-store")
+        let messages = try #require(first["messages"] as? [[String: Any]])
+        #expect(messages.compactMap { $0["id"] as? Int } == [5, 4])
+        #expect(messages.first?["text"] as? String == "<b>m5</b>", "text is returned as data; the page inserts it as text")
+        #expect(first["nextBefore"] as? Int == 4)
+        let (_, second) = try await page("/api/messages?account=primary&before=4&limit=500")
+        #expect((second["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [3, 2, 1])
+        #expect(second["nextBefore"] is NSNull, "null at the start of the history")
+    }
+
+    @Test func anAccountWithNothingStoredGivesAnEmptyList() async throws {
+        let (response, body) = try await page("/api/messages?account=linked")
+        #expect(response.status == .ok)
+        #expect((body["messages"] as? [Any])?.isEmpty == true)
+        #expect(body["nextBefore"] is NSNull)
+    }
+
+    @Test(arguments: ["/api/messages", "/api/messages?account=other", "/api/messages?account=primary&limit=0",
+                      "/api/messages?account=primary&limit=501", "/api/messages?account=primary&before=x"])
+    func badMessageQueriesAre400(_ target: String) async throws {
+        let response = try await send("GET", target)
+        #expect(response.status == .badRequest)
+        #expect(try problem(response).status == 400)
     }
 
     // MARK: Static files

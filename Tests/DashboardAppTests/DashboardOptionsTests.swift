@@ -30,7 +30,8 @@ struct DashboardOptionsTests {
     }
 
     @Test func valuesAsSeparateArgumentsOrAfterEquals() throws {
-        let parsed = try options(["--host", "::1", "--port=0", "--log-level", "debug", "--public=/tmp/p"])
+        let parsed = try options(["--host", "::1", "--port=0", "--log-level", "debug", "--public=/tmp/p", "--db", ":memory:"])
+        #expect(parsed.database == ":memory:")
         #expect(parsed.host == "::1")
         #expect(parsed.port == 0)
         #expect(parsed.logLevel == .debug)
@@ -51,6 +52,7 @@ struct DashboardOptionsTests {
         (["--frobnicate"], "unknown option --frobnicate"),
         (["serve"], "unexpected argument"),
         (["--host="], "--host needs a non-empty address"),
+        (["--db="], "--db needs a path or :memory:"),
     ])
     func badFlagsSayWhatIsWrong(_ arguments: [String], _ expected: String) {
         let message = usageError(arguments)
@@ -59,7 +61,7 @@ struct DashboardOptionsTests {
     }
 
     @Test func helpMentionsEveryFlagItAccepts() {
-        for flag in ["--host", "--port", "--public", "--log-level", "--help", "--version"] {
+        for flag in ["--host", "--port", "--public", "--db", "--log-level", "--help", "--version"] {
             #expect(DashboardOptions.help.contains(flag))
         }
     }

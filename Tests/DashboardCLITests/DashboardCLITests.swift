@@ -30,7 +30,7 @@ struct DashboardCLITests {
 
     @Test(arguments: [SIGTERM, SIGINT])
     func servesAfterTheListeningLineAndStopsCleanlyOnSignal(_ signal: Int32) async throws {
-        let dashboard = try ChildProcess("dashboard", ["--port", "0"])
+        let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
         let line = try #require(await dashboard.nextLine())
         let prefix = "dashboard listening on http://127.0.0.1:"
         #expect(line.hasPrefix(prefix) && line.hasSuffix("/"), "\(line)")
@@ -53,18 +53,46 @@ struct DashboardCLITests {
     }
 
     @Test func aPortInUseIsAClearError() async throws {
-        let first = try ChildProcess("dashboard", ["--port", "0"])
+        let first = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
         let line = try #require(await first.nextLine())
         let port = String(line.split(separator: ":").last!.dropLast())
-        let second = try await ChildProcess.run("dashboard", ["--port", port])
+        let second = try await ChildProcess.run("dashboard", ["--port", port, "--db", ":memory:"])
         #expect(second.status == 1)
         #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"))
         first.signal(SIGTERM)
         #expect(await first.waitForExit().status == 0)
     }
 
+    @Test func theStoreIsCreatedWhereDbSaysAndKeptAcrossRuns() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-db-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/nested/store.sqlite"
+        let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", path])
+        _ = try #require(await dashboard.nextLine())
+        #expect(FileManager.default.fileExists(atPath: path))
+        dashboard.signal(SIGTERM)
+        #expect(await dashboard.waitForExit().status == 0)
+    }
+
+    @Test func theDefaultStoreFollowsXDGDataHome() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-xdg-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let dashboard = try ChildProcess("dashboard", ["--port", "0"], environment: ["XDG_DATA_HOME": folder])
+        _ = try #require(await dashboard.nextLine())
+        #expect(FileManager.default.fileExists(atPath: folder + "/lp-dashboard/store.sqlite"))
+        dashboard.signal(SIGTERM)
+        #expect(await dashboard.waitForExit().status == 0)
+    }
+
+    @Test func aStoreThatCannotBeOpenedIsAClearError() async throws {
+        let exit = try await ChildProcess.run("dashboard", ["--port", "0", "--db", "/proc/no-such-place/store.sqlite"])
+        #expect(exit.status == 1)
+        #expect(exit.stderr.hasPrefix("dashboard: cannot open the store at /proc/no-such-place/store.sqlite"))
+        #expect(exit.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func aNonLoopbackHostPrintsAWarning() async throws {
-        let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0"])
+        let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0", "--db", ":memory:"])
         let line = try #require(await dashboard.nextLine())
         #expect(line.hasPrefix("dashboard listening on http://0.0.0.0:"))
         dashboard.signal(SIGTERM)

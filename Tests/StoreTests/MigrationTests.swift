@@ -10,7 +10,7 @@ struct MigrationTests {
 
     @Test func anEmptyFileIsBroughtToTheLatestVersion() async throws {
         let path = folder.path + "/empty.sqlite"
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         let store = try MessageStore(location: .file(path))
         #expect(try await store.scalarForTesting("PRAGMA user_version") == Int64(Migrations.latestVersion))
         #expect(try await store.integrityCheck())

@@ -25,10 +25,12 @@ public final class ChildProcess: Sendable {
         return folder.appendingPathComponent(name).path
     }
 
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// `environment` entries are added to (or replace) this process's environment.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath(executable))
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stdoutPipe = Pipe(), stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe

@@ -5,6 +5,8 @@ public struct DashboardOptions: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var publicDirectory: String?
+    /// The store file; nil means the default per-user location. `:memory:` keeps nothing.
+    public var database: String?
     public var logLevel = LogLevel.info
 
     public init() {}
@@ -34,6 +36,9 @@ public struct DashboardOptions: Sendable, Equatable {
           --port PORT        port to listen on, 0 picks a free one (default 8080)
           --public DIR       folder of the page's static files (default: the Public/ folder
                              of this checkout, found next to the binary or its sources)
+          --db PATH          the local SQLite copy of the chat account (default
+                             $XDG_DATA_HOME/lp-dashboard/store.sqlite, else
+                             ~/.local/share/lp-dashboard/store.sqlite); :memory: keeps nothing
           --log-level LEVEL  error, warning, info, debug or trace (default info); logs go to stderr
           --help             show this help and exit
           --version          print the version and exit
@@ -76,6 +81,10 @@ public struct DashboardOptions: Sendable, Equatable {
                 options.port = port
             case "--public":
                 options.publicDirectory = try value()
+            case "--db":
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError(message: "--db needs a path or :memory:") }
+                options.database = path
             case "--log-level":
                 let text = try value()
                 guard let level = LogLevel(name: text) else {

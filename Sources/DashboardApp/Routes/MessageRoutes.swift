@@ -1,0 +1,78 @@
+import Foundation
+import HTTPCore
+import Store
+
+/// `GET /api/messages`: stored messages for scroll-back, newest first (CONTRACT section 5).
+struct MessageRoutes {
+    /// Where pages are read: the read-only companion connection of a file store, so scroll-back
+    /// never waits behind a batch being written, or the store itself when it lives in memory.
+    let pages: @Sendable (AccountRole, Int64?, Int) async throws(StoreError) -> MessagePage
+
+    static let defaultLimit = 50
+    static let maxLimit = 500
+
+    func register(in router: inout Router) {
+        router.add("GET", "/api/messages") { request, _, _ in
+            try await page(request)
+        }
+    }
+
+    private func page(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let accountName = request.queryValue("account"), let account = AccountRole(name: accountName) else {
+            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        }
+        var before: Int64?
+        if let text = request.queryValue("before") {
+            guard let value = Int64(text) else {
+                return Problem(status: .badRequest, detail: "before must be a message id.").response
+            }
+            before = value
+        }
+        var limit = Self.defaultLimit
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
+                return Problem(status: .badRequest, detail: "limit must be a number from 1 to \(Self.maxLimit).").response
+            }
+            limit = value
+        }
+        let page: MessagePage
+        do {
+            page = try await pages(account, before, limit)
+        } catch {
+            return Problem(type: "/problems/storage-error", title: "Messages cannot be read", status: .internalServerError,
+                           detail: "The local copy could not be read. Try again in a moment.").response
+        }
+        return try JSONResponse.make(MessagePageBody(page))
+    }
+}
+
+/// The JSON shape of a page.
+struct MessagePageBody: Codable, Sendable {
+    struct Message: Codable, Sendable {
+        var account: String
+        var id: Int64
+        var chatId: Int64
+        var sender: String
+        var text: String
+        var sentAt: String
+        var receivedAt: String
+    }
+
+    var messages: [Message]
+    var nextBefore: Int64?
+
+    init(_ page: MessagePage) {
+        messages = page.messages.map {
+            Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
+                    sentAt: $0.sentAt, receivedAt: $0.receivedAt)
+        }
+        nextBefore = page.nextBefore
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(messages, forKey: .messages)
+        // Always present, null at the start of the history.
+        try container.encode(nextBefore, forKey: .nextBefore)
+    }
+}
