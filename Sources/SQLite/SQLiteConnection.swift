@@ -98,7 +98,10 @@ public final class SQLiteConnection {
         if transactionDepth > 0 {
             return try body()
         }
-        try execute("BEGIN IMMEDIATE")
+        // Prepared once and reused: sqlite3_exec would parse BEGIN and COMMIT on every transaction.
+        let begin = try statement("BEGIN IMMEDIATE")
+        try begin.step()
+        begin.reset()
         transactionDepth = 1
         defer { transactionDepth = 0 }
         let result: T
@@ -109,7 +112,9 @@ public final class SQLiteConnection {
             throw error
         }
         do {
-            try execute("COMMIT")
+            let commit = try statement("COMMIT")
+            try commit.step()
+            commit.reset()
         } catch {
             rollback()
             throw error
