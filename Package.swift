@@ -5,6 +5,7 @@ let package = Package(
     name: "LongPollDashboard",
     products: [
         .executable(name: "dashboard", targets: ["dashboard"]),
+        .executable(name: "chat-server", targets: ["chat-server"]),
         .executable(name: "lp-bench", targets: ["lp-bench"]),
     ],
     targets: [
@@ -20,6 +21,12 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
         .target(name: "Store", dependencies: ["SQLite"]),
+        // The upstream chat server as the engine sees it: protocol, wire models, URLSession client.
+        .target(name: "Upstream", dependencies: ["Logging"]),
+        // A chat server for demos and tests, with fault injection.
+        .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream"]),
+        // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
+        .target(name: "Engine", dependencies: ["Store", "Upstream", "CShims", "Logging"]),
         // Leveled logging to stderr.
         .target(name: "Logging"),
         // SIGINT / SIGTERM as something to await; SIGPIPE ignored.
@@ -27,9 +34,10 @@ let package = Package(
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
         .target(name: "HTTPCore", dependencies: ["CShims", "Logging"]),
         // The dashboard application: routes, security policy, problem+json.
-        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Logging"]),
+        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Logging"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Lifecycle", "Logging"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatSimulator", "Lifecycle", "Logging"]),
+        .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Lifecycle", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
         .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
@@ -37,7 +45,7 @@ let package = Package(
         // What the test targets share: a raw-socket HTTP client, a child-process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "TestSupport", "Logging"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

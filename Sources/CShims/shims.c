@@ -27,3 +27,21 @@ int cshims_open_beneath(int directory_fd, const char *path) {
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     return (int)syscall(SYS_openat2, directory_fd, path, &how, sizeof how);
 }
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+
+int cshims_netlink_route_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address;
+    memset(&address, 0, sizeof address);
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

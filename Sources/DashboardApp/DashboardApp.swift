@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Engine
 import Logging
 import Store
 
@@ -17,7 +18,8 @@ public struct DashboardApp: HTTPResponder {
     ///   - staticFiles: the `Public/` folder.
     ///   - store: the local copy of the chat account.
     ///   - reader: a read-only connection to the same store for scroll-back; nil for a memory store.
-    public init(port: Int, staticFiles: StaticFiles, store: MessageStore, reader: StoreReader? = nil,
+    ///   - engine: the long-poll engine, for `/api/state` and `/api/engine/*`.
+    public init(port: Int, staticFiles: StaticFiles, store: MessageStore, reader: StoreReader? = nil, engine: SyncEngine,
                 secrets: LaunchSecrets = LaunchSecrets()) {
         self.secrets = secrets
         self.hosts = HostAllowList(port: port)
@@ -31,6 +33,7 @@ public struct DashboardApp: HTTPResponder {
             }
             return try await store.messages(of: account, before: before, limit: limit)
         }).register(in: &router)
+        StateRoutes(epoch: secrets.epoch, store: store, engine: engine).register(in: &router)
         self.router = router
     }
 

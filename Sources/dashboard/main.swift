@@ -1,15 +1,23 @@
+import ChatSimulator
 import DashboardApp
+import Engine
 import Foundation
 import HTTPCore
 import Lifecycle
 import Logging
 import Store
+import Upstream
 
 // The dashboard executable: parse flags, wire the pieces, run until SIGINT / SIGTERM.
 
 func fail(_ message: String, code: Int32) -> Never {
     FileHandle.standardError.write(Data("dashboard: \(message)\n".utf8))
     exit(code)
+}
+
+func say(_ line: String) {
+    // Unbuffered: scripts wait for these exact lines.
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 let options: DashboardOptions
@@ -53,17 +61,53 @@ do {
     fail("cannot open the store at \(storeLocation.description): \(error)", code: 1)
 }
 
-let server: HTTPServer
-let app: DashboardApp
+let loop: EventLoop
 do {
-    let loop = try EventLoop(name: "http")
+    loop = try EventLoop(name: "http")
+} catch {
+    fail("cannot start the event loop: \(error)", code: 1)
+}
+
+// The upstream: the one given, or the built-in simulator on a free loopback port.
+var simulator: SimulatorServer?
+let upstreamURL: URL
+if let given = options.upstream {
+    upstreamURL = URL(string: given)!
+} else {
+    do {
+        let started = try await SimulatorServer.start(loop: loop)
+        simulator = started
+        upstreamURL = URL(string: started.url)!
+        say("simulator listening on \(started.url)")
+    } catch {
+        fail("cannot start the built-in simulator: \(error)", code: 1)
+    }
+}
+let upstreamHost = upstreamURL.host ?? ""
+let upstreamIsLocal = upstreamHost == "localhost" || upstreamHost.hasPrefix("127.") || upstreamHost == "::1" || upstreamHost == "[::1]"
+// Loopback never goes away; for a remote upstream, watch the machine's interfaces.
+var network: any NetworkMonitor = AlwaysOnline()
+if !upstreamIsLocal, let monitor = LinuxNetworkMonitor() {
+    network = monitor
+}
+
+let engineOptions = EngineOptions(
+    alwaysOn: options.alwaysOn,
+    backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
+    quotaOverride: options.quota
+)
+let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: upstreamURL, holdSeconds: engineOptions.holdSeconds),
+                        options: engineOptions, environment: EngineEnvironment(network: network))
+
+let server: HTTPServer
+do {
     server = try HTTPServer(
         configuration: HTTPServerConfiguration(host: options.host, port: options.port,
                                                errorResponse: DashboardApp.coreErrorResponse),
         loop: loop
     )
-    app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
-                       store: store, reader: reader)
+    let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
+                           store: store, reader: reader, engine: engine)
     try await server.start(responder: app)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
@@ -72,13 +116,15 @@ do {
 if !server.localAddress.isLoopback {
     log.warning("listening on \(server.localAddress), which is not a loopback address: other machines may reach it")
 }
-log.info("serving \(publicPath); store at \(storeLocation.description)")
-// Written unbuffered: scripts wait for this exact line.
-FileHandle.standardOutput.write(Data("dashboard listening on http://\(server.localAddress)/\n".utf8))
+log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
+await engine.activate()
+say("dashboard listening on http://\(server.localAddress)/")
 
 let signal = await signals.received()
 log.info("received signal \(signal), stopping")
+await engine.stop()
 await server.shutdown(gracePeriod: .milliseconds(1200))
+if let simulator { await simulator.server.shutdown(gracePeriod: .milliseconds(100)) }
 await store.close()
 log.info("stopped")
 exit(0)

@@ -50,6 +50,12 @@ static const int CSHIMS_MSG_NOSIGNAL = MSG_NOSIGNAL;
 /// ENOSYS on kernels before 5.6.
 int cshims_open_beneath(int directory_fd, const char *path);
 
+// netlink
+
+/// A socket subscribed to link and address changes (RTMGRP_LINK, RTMGRP_IPV4_IFADDR,
+/// RTMGRP_IPV6_IFADDR); blocking reads return when something changed. -1 on failure.
+int cshims_netlink_route_socket(void);
+
 // eventfd
 
 static inline int cshims_eventfd(void) {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The dashboard's command line, parsed by hand (CONTRACT section 2).
@@ -7,6 +8,14 @@ public struct DashboardOptions: Sendable, Equatable {
     public var publicDirectory: String?
     /// The store file; nil means the default per-user location. `:memory:` keeps nothing.
     public var database: String?
+    /// The upstream chat server; nil starts the built-in simulator.
+    public var upstream: String?
+    /// Replaces the upstream's starting storage quota; purchases add to it.
+    public var quota: Int64?
+    /// Sync even when no dashboard tab is visible.
+    public var alwaysOn = false
+    public var backoffBaseMilliseconds = 2000
+    public var backoffCapMilliseconds = 30000
     public var logLevel = LogLevel.info
 
     public init() {}
@@ -36,6 +45,14 @@ public struct DashboardOptions: Sendable, Equatable {
           --port PORT        port to listen on, 0 picks a free one (default 8080)
           --public DIR       folder of the page's static files (default: the Public/ folder
                              of this checkout, found next to the binary or its sources)
+          --upstream URL     the chat server to sync with (default: start the built-in
+                             simulator on a free loopback port)
+          --quota BYTES      storage quota to start with, instead of the upstream's figure;
+                             purchases add to it
+          --always-on        sync even when no dashboard tab is open and visible (default:
+                             only while one is, and 30 s after the last one goes)
+          --backoff-base-ms N  first retry waits up to N ms (default 2000); doubles each time
+          --backoff-cap-ms N   no retry waits longer than N ms (default 30000)
           --db PATH          the local SQLite copy of the chat account (default
                              $XDG_DATA_HOME/lp-dashboard/store.sqlite, else
                              ~/.local/share/lp-dashboard/store.sqlite); :memory: keeps nothing
@@ -85,6 +102,27 @@ public struct DashboardOptions: Sendable, Equatable {
                 let path = try value()
                 guard !path.isEmpty else { throw UsageError(message: "--db needs a path or :memory:") }
                 options.database = path
+            case "--upstream":
+                let text = try value()
+                guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+                    throw UsageError(message: "--upstream must be an http:// or https:// URL, not \(text.debugDescription)")
+                }
+                options.upstream = text.hasSuffix("/") ? text : text + "/"
+            case "--quota":
+                let text = try value()
+                guard let quota = Int64(text), quota >= 0 else {
+                    throw UsageError(message: "--quota must be a number of bytes, not \(text.debugDescription)")
+                }
+                options.quota = quota
+            case "--always-on":
+                if inlineValue != nil { throw UsageError(message: "--always-on takes no value") }
+                options.alwaysOn = true
+            case "--backoff-base-ms", "--backoff-cap-ms":
+                let text = try value()
+                guard let milliseconds = Int(text), (1...3_600_000).contains(milliseconds) else {
+                    throw UsageError(message: "\(name) must be a number of milliseconds from 1 to 3600000, not \(text.debugDescription)")
+                }
+                if name == "--backoff-base-ms" { options.backoffBaseMilliseconds = milliseconds } else { options.backoffCapMilliseconds = milliseconds }
             case "--log-level":
                 let text = try value()
                 guard let level = LogLevel(name: text) else {
@@ -97,6 +135,9 @@ public struct DashboardOptions: Sendable, Equatable {
                 }
                 throw UsageError(message: "unexpected argument \(argument.debugDescription)")
             }
+        }
+        if options.backoffCapMilliseconds < options.backoffBaseMilliseconds {
+            throw UsageError(message: "--backoff-cap-ms (\(options.backoffCapMilliseconds)) must not be below --backoff-base-ms (\(options.backoffBaseMilliseconds))")
         }
         return .run(options)
     }

@@ -3,11 +3,29 @@ public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// How the connection ends; anything but `.normal` exists to simulate broken networks.
+    public var disposition: Disposition = .normal
+
+    public enum Disposition: Sendable, Equatable {
+        /// Write the response; keep the connection if the request allows.
+        case normal
+        /// Close the connection without writing anything, as a network that drops it would.
+        case abortConnection
+        /// Write only the first `bytes` bytes of the encoded response, then close.
+        case truncate(afterBytes: Int)
+    }
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A connection cut before any answer.
+    public static var dropConnection: HTTPResponse {
+        var response = HTTPResponse(status: .internalServerError)
+        response.disposition = .abortConnection
+        return response
     }
 
     /// A `text/plain; charset=utf-8` response.

@@ -163,6 +163,19 @@ final class Connection: EventLoopHandler {
         guard phase == .open, inFlight != nil else { return }
         inFlight = nil
         requestsServed += 1
+        switch response.disposition {
+        case .normal:
+            break
+        case .abortConnection:
+            abort()
+            return
+        case .truncate(let bytes):
+            let encoded = server.encoder.encode(response, omitBody: inFlightIsHead, close: true).flatMap { $0 }
+            outbound.append(Array(encoded.prefix(max(0, bytes))))
+            closeAfterFlush = true
+            flush()
+            return
+        }
         let close = !keepAlive || server.isShuttingDown
         server.recordResponse(status: response.status.code)
         for chunk in server.encoder.encode(response, omitBody: inFlightIsHead, close: close,

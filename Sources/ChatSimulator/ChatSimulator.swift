@@ -1,0 +1,385 @@
+import Foundation
+import HTTPCore
+import Upstream
+
+/// A chat server for demos and tests: CONTRACT section 3 plus the `/sim/*` control API.
+/// An actor: accounts, tokens, held polls and faults change only here, one call at a time.
+public actor ChatSimulator {
+    /// What an upstream call turns into: an answer now, or a poll to hold.
+    enum Outcome: Sendable {
+        case respond(HTTPResponse)
+        case hold(HeldResponse)
+    }
+
+    private struct HeldPoll {
+        var token: String
+        var primaryAfter: Int64
+        var linkedAfter: Int64?
+        var held: HeldResponse
+        var timer: Task<Void, Never>
+    }
+
+    public let configuration: SimulatorConfiguration
+    private var random: SeededGenerator
+    private let primaryUserId: Int64
+    private var linkedUserId: Int64?
+    private var nextUserId: Int64
+    private var messagesByUser: [Int64: [UpstreamMessage]] = [:]
+    private var tokens: Set<String> = []
+    private var polls: [UInt64: HeldPoll] = [:]
+    private var nextPollID: UInt64 = 1
+    private var faults = FaultSettings()
+    private var quota: Int64
+    private var purchases: [String: Int64] = [:]
+    private var purchaseCount = 0
+    private var autoTask: Task<Void, Never>?
+    private var statistics = SimulatorStatistics()
+
+    public init(configuration: SimulatorConfiguration = SimulatorConfiguration()) {
+        self.configuration = configuration
+        random = SeededGenerator(seed: configuration.seed)
+        primaryUserId = configuration.primaryUserId
+        nextUserId = configuration.primaryUserId + 1
+        quota = configuration.storageQuotaBytes
+        if configuration.linkedAtStart {
+            linkedUserId = nextUserId
+            nextUserId += 1
+        }
+    }
+
+    // MARK: Faults
+
+    /// Decides, with the seeded generator, whether the current fault strikes this upstream call.
+    func drawFault(isPurchase: Bool) -> FaultMode {
+        guard faults.mode != .none else { return .none }
+        if faults.mode == .decline && !isPurchase { return .none }
+        guard Double.random(in: 0..<1, using: &random) < faults.rate else { return .none }
+        statistics.faultsInjected += 1
+        return faults.mode
+    }
+
+    func truncationPoint(for response: HTTPResponse) -> Int {
+        Int.random(in: 1...max(1, response.body.count + 60), using: &random)
+    }
+
+    func useMalformedPage() -> Bool {
+        Bool.random(using: &random)
+    }
+
+    // MARK: Upstream calls (`/v1/...`)
+
+    func upstream(_ request: HTTPRequest) -> Outcome {
+        switch (request.method, String(request.path)) {
+        case ("POST", "/v1/session"):
+            return .respond(createSession())
+        case ("GET", "/v1/last-message-info"):
+            guard authorized(request) != nil else { return .respond(Self.error(.unauthorized, "token expired")) }
+            return .respond(Self.json(LastMessageInfo(primaryLastId: lastID(of: primaryUserId),
+                                                      linkedLastId: linkedUserId.map(lastID(of:)))))
+        case ("GET", "/v1/messages"):
+            return messages(request)
+        case ("POST", "/v1/storage/purchase"):
+            return .respond(purchase(request, declined: false))
+        default:
+            return .respond(Self.error(.notFound, "no such upstream call"))
+        }
+    }
+
+    func declinedPurchase(_ request: HTTPRequest) -> HTTPResponse {
+        purchase(request, declined: true)
+    }
+
+    private func createSession() -> HTTPResponse {
+        let token = String(random.next(), radix: 16) + String(random.next(), radix: 16)
+        tokens.insert(token)
+        statistics.sessions += 1
+        return Self.json(UpstreamSession(token: token, primaryUserId: primaryUserId, linkedUserId: linkedUserId,
+                                         storageQuotaBytes: quota))
+    }
+
+    private func authorized(_ request: HTTPRequest) -> String? {
+        guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else { return nil }
+        let token = String(header.dropFirst("Bearer ".count))
+        return tokens.contains(token) ? token : nil
+    }
+
+    private func messages(_ request: HTTPRequest) -> Outcome {
+        guard let token = authorized(request) else { return .respond(Self.error(.unauthorized, "token expired")) }
+        guard let primaryAfter = Int64(request.queryValue("primaryAfter") ?? "0") else {
+            return .respond(Self.error(.badRequest, "primaryAfter must be an id"))
+        }
+        let linkedAfter = request.queryValue("linkedAfter").flatMap { Int64($0) }
+        let holdSeconds = min(60, max(0, Int(request.queryValue("timeout") ?? "25") ?? 25))
+        statistics.polls += 1
+
+        // As Telegram's getUpdates: a newer poll with the same token ends the older one with 409.
+        for (id, poll) in polls where poll.token == token {
+            finishPoll(id, with: Self.error(.conflict, "another poller took over"))
+        }
+        if let batch = available(after: primaryAfter, linkedAfter: linkedAfter) {
+            return .respond(Self.json(batch))
+        }
+        let id = nextPollID
+        nextPollID += 1
+        let hold = min(Duration.seconds(holdSeconds), configuration.maxHold)
+        let held = HeldResponse(onAbandoned: { [weak self] in
+            Task { await self?.forgetPoll(id) }
+        })
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: hold)
+            guard !Task.isCancelled else { return }
+            await self?.finishPoll(id, with: Self.json(MessagesAnswer(messages: [:])))
+        }
+        polls[id] = HeldPoll(token: token, primaryAfter: primaryAfter, linkedAfter: linkedAfter, held: held, timer: timer)
+        return .hold(held)
+    }
+
+    /// Messages after the cursors, at most `maxBatch` per account; nil when there are none.
+    private func available(after primaryAfter: Int64, linkedAfter: Int64?) -> MessagesAnswer? {
+        var answer: [String: [UpstreamMessage]] = [:]
+        let primary = slice(of: primaryUserId, after: primaryAfter)
+        if !primary.isEmpty { answer[String(primaryUserId)] = primary }
+        if let linkedUserId, let linkedAfter {
+            let linked = slice(of: linkedUserId, after: linkedAfter)
+            if !linked.isEmpty { answer[String(linkedUserId)] = linked }
+        }
+        return answer.isEmpty ? nil : MessagesAnswer(messages: answer)
+    }
+
+    private func slice(of user: Int64, after: Int64) -> [UpstreamMessage] {
+        let all = messagesByUser[user] ?? []
+        // Ids are 1, 2, 3, ... per user, so the message with id n sits at index n - 1.
+        let start = Int(max(0, min(after, Int64(all.count))))
+        return Array(all[start..<min(all.count, start + configuration.maxBatch)])
+    }
+
+    private func lastID(of user: Int64) -> Int64 {
+        messagesByUser[user]?.last?.id ?? 0
+    }
+
+    private func finishPoll(_ id: UInt64, with response: HTTPResponse) {
+        guard let poll = polls.removeValue(forKey: id) else { return }
+        poll.timer.cancel()
+        poll.held.complete(with: response)
+    }
+
+    private func forgetPoll(_ id: UInt64) {
+        polls.removeValue(forKey: id)?.timer.cancel()
+    }
+
+    private func wakePolls() {
+        for (id, poll) in polls {
+            if let batch = available(after: poll.primaryAfter, linkedAfter: poll.linkedAfter) {
+                finishPoll(id, with: Self.json(batch))
+            }
+        }
+    }
+
+    private func purchase(_ request: HTTPRequest, declined: Bool) -> HTTPResponse {
+        guard authorized(request) != nil else { return Self.error(.unauthorized, "token expired") }
+        guard let key = request.headers["Idempotency-Key"], !key.isEmpty else {
+            return Self.error(.badRequest, "Idempotency-Key is required")
+        }
+        struct Body: Decodable { var bytes: Int64 }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)), body.bytes > 0 else {
+            return Self.error(.badRequest, "body must be {\"bytes\": n} with n > 0")
+        }
+        struct Answer: Encodable { var storageQuotaBytes: Int64 }
+        if let answered = purchases[key] {
+            return Self.json(Answer(storageQuotaBytes: answered))
+        }
+        if declined {
+            return Self.error(HTTPStatus(code: 402), "payment declined")
+        }
+        quota += body.bytes
+        purchases[key] = quota
+        purchaseCount += 1
+        return Self.json(Answer(storageQuotaBytes: quota))
+    }
+
+    // MARK: Control (`/sim/...`)
+
+    func control(_ request: HTTPRequest) async -> HTTPResponse {
+        switch (request.method, String(request.path)) {
+        case ("POST", "/sim/messages"):
+            struct Body: Decodable { var account: String; var count: Int; var text: String? }
+            guard let body = Self.decode(Body.self, request), (1...100_000).contains(body.count) else {
+                return Self.error(.badRequest, "body must be {\"account\": \"primary\"|\"linked\", \"count\": 1...100000, \"text\"?: s}")
+            }
+            guard let ids = publish(account: body.account, count: body.count, text: body.text) else {
+                return Self.error(.conflict, body.account == "linked" ? "no linked account is attached" : "unknown account")
+            }
+            return Self.json(["published": ids])
+        case ("POST", "/sim/auto"):
+            struct Body: Decodable { var perSecond: Double }
+            guard let body = Self.decode(Body.self, request), body.perSecond >= 0, body.perSecond <= 100_000 else {
+                return Self.error(.badRequest, "body must be {\"perSecond\": 0...100000}")
+            }
+            setAutoRate(body.perSecond)
+            return Self.json(["perSecond": body.perSecond])
+        case ("POST", "/sim/faults"):
+            struct Body: Decodable { var mode: FaultMode; var rate: Double? }
+            guard let body = Self.decode(Body.self, request), (0...1).contains(body.rate ?? 1) else {
+                let modes = FaultMode.allCases.map(\.rawValue).joined(separator: "|")
+                return Self.error(.badRequest, "body must be {\"mode\": \"\(modes)\", \"rate\"?: 0...1}")
+            }
+            setFaults(FaultSettings(mode: body.mode, rate: body.rate ?? 1))
+            return Self.json(FaultsBody(mode: faults.mode, rate: faults.rate))
+        case ("POST", "/sim/linked"):
+            struct Body: Decodable { var linked: Bool }
+            guard let body = Self.decode(Body.self, request) else {
+                return Self.error(.badRequest, "body must be {\"linked\": true|false}")
+            }
+            setLinked(body.linked)
+            return Self.json(["linkedUserId": linkedUserId])
+        case ("POST", "/sim/expire-token"):
+            expireTokens()
+            return Self.json(["expired": true])
+        case ("GET", "/sim/sent"):
+            return Self.json(sent())
+        case ("GET", "/sim/stats"):
+            return Self.json(stats())
+        default:
+            return Self.error(.notFound, "no such control call")
+        }
+    }
+
+    /// Publishes `count` messages; nil when the account does not exist. Returns their ids.
+    @discardableResult
+    public func publish(account: String, count: Int, text: String? = nil) -> [Int64]? {
+        let user: Int64
+        switch account {
+        case "primary": user = primaryUserId
+        case "linked":
+            guard let linkedUserId else { return nil }
+            user = linkedUserId
+        default: return nil
+        }
+        var list = messagesByUser[user] ?? []
+        let sentAt = Self.timestamp()
+        let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
+        var ids: [Int64] = []
+        ids.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = Int64(list.count + 1)
+            list.append(UpstreamMessage(id: id, chatId: Int64.random(in: 1...5, using: &random),
+                                        sender: senders[Int.random(in: 0..<senders.count, using: &random)],
+                                        text: text ?? "Message \(id) for \(account)", sentAt: sentAt))
+            ids.append(id)
+        }
+        messagesByUser[user] = list
+        statistics.published += count
+        wakePolls()
+        return ids
+    }
+
+    public func setFaults(_ settings: FaultSettings) {
+        faults = settings
+        if settings.mode == .offline {
+            for id in Array(polls.keys) {
+                finishPoll(id, with: .dropConnection)
+            }
+        }
+    }
+
+    /// Attaches a linked account (with a new user id) or detaches it; either way the current
+    /// tokens expire, so the next session answer tells the engine at once.
+    public func setLinked(_ linked: Bool) {
+        if linked, linkedUserId == nil {
+            linkedUserId = nextUserId
+            nextUserId += 1
+        } else if !linked {
+            linkedUserId = nil
+        }
+        expireTokens()
+    }
+
+    public func expireTokens() {
+        tokens.removeAll()
+        for id in Array(polls.keys) {
+            finishPoll(id, with: Self.error(.unauthorized, "token expired"))
+        }
+    }
+
+    public func setAutoRate(_ perSecond: Double) {
+        autoTask?.cancel()
+        autoTask = nil
+        guard perSecond > 0 else { return }
+        let interval = max(0.01, 1 / perSecond)
+        let perTick = max(1, Int((perSecond * interval).rounded()))
+        autoTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(interval))
+                guard let self, !Task.isCancelled else { return }
+                await self.publishAutomatically(perTick)
+            }
+        }
+    }
+
+    private func publishAutomatically(_ count: Int) {
+        let account = linkedUserId != nil && Bool.random(using: &random) ? "linked" : "primary"
+        publish(account: account, count: count)
+    }
+
+    /// Every id published so far, per account (the linked list is the current linked user's).
+    public func sent() -> SentBody {
+        SentBody(primary: (messagesByUser[primaryUserId] ?? []).map(\.id),
+                 linked: linkedUserId.map { (messagesByUser[$0] ?? []).map(\.id) } ?? [])
+    }
+
+    public func stats() -> SimulatorStatistics {
+        var snapshot = statistics
+        snapshot.purchases = purchaseCount
+        snapshot.quotaBytes = quota
+        snapshot.heldPolls = polls.count
+        snapshot.linkedUserId = linkedUserId
+        snapshot.faultMode = faults.mode
+        snapshot.faultRate = faults.rate
+        return snapshot
+    }
+
+    // MARK: JSON
+
+    static func json<Value: Encodable>(_ value: Value, status: HTTPStatus = .ok) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let body = (try? encoder.encode(value)).map(Array.init) ?? Array("{}".utf8)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    static func error(_ status: HTTPStatus, _ message: String) -> HTTPResponse {
+        json(["error": message], status: status)
+    }
+
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ request: HTTPRequest) -> Value? {
+        try? JSONDecoder().decode(type, from: Data(request.body.isEmpty ? Array("{}".utf8) : request.body))
+    }
+
+    static func timestamp() -> String {
+        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}
+
+public struct SentBody: Codable, Sendable, Equatable {
+    public var primary: [Int64]
+    public var linked: [Int64]
+}
+
+struct FaultsBody: Codable, Sendable {
+    var mode: FaultMode
+    var rate: Double
+}
+
+/// Counters for tests and the curious (`GET /sim/stats`).
+public struct SimulatorStatistics: Codable, Sendable {
+    public var sessions = 0
+    public var polls = 0
+    public var published = 0
+    public var faultsInjected = 0
+    public var purchases = 0
+    public var quotaBytes: Int64 = 0
+    public var heldPolls = 0
+    public var linkedUserId: Int64?
+    public var faultMode: FaultMode = .none
+    public var faultRate: Double = 1
+}

@@ -1,0 +1,28 @@
+/// The failures the simulator can be told to inject (`POST /sim/faults`).
+public enum FaultMode: String, Sendable, CaseIterable, Codable {
+    case none
+    /// New upstream connections are cut before any answer, held polls are cut.
+    case offline
+    /// Upstream calls answer 500.
+    case error500
+    /// Upstream answers are delayed.
+    case slow
+    /// Upstream answers carry broken JSON (truncated, or an HTML page).
+    case malformed
+    /// The connection is cut in the middle of the answer.
+    case drop
+    /// Purchases are declined with 402.
+    case decline
+}
+
+/// The active fault and how often it strikes.
+public struct FaultSettings: Sendable, Equatable {
+    public var mode: FaultMode
+    /// 0...1: the share of upstream calls the fault applies to.
+    public var rate: Double
+
+    public init(mode: FaultMode = .none, rate: Double = 1) {
+        self.mode = mode
+        self.rate = rate
+    }
+}

@@ -1,0 +1,65 @@
+import HTTPCore
+import Upstream
+
+/// The simulator's HTTP face: applies the drawn fault around each upstream call and holds polls
+/// outside the actor, so a held poll never blocks anything else.
+public struct SimulatorResponder: HTTPResponder {
+    public let simulator: ChatSimulator
+
+    public init(simulator: ChatSimulator) {
+        self.simulator = simulator
+    }
+
+    public func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        let path = request.path
+        if path.hasPrefix("/sim/") {
+            return await simulator.control(request)
+        }
+        guard path.hasPrefix("/v1/") else {
+            if path == "/" || path == "/healthz" {
+                return .text("chat simulator: see /v1/* and /sim/*\n")
+            }
+            return ChatSimulator.error(.notFound, "no such path")
+        }
+        let isPurchase = path == "/v1/storage/purchase"
+        let fault = await simulator.drawFault(isPurchase: isPurchase)
+        switch fault {
+        case .offline:
+            return .dropConnection
+        case .error500:
+            return ChatSimulator.error(.internalServerError, "injected server error")
+        case .decline:
+            return await simulator.declinedPurchase(request)
+        case .slow:
+            try? await Task.sleep(for: simulator.configuration.slowDelay)
+        case .none, .malformed, .drop:
+            break
+        }
+        var response: HTTPResponse
+        switch await simulator.upstream(request) {
+        case .respond(let answer):
+            response = answer
+        case .hold(let held):
+            guard let answer = await held.value() else {
+                return .dropConnection  // the client went away; nobody reads this
+            }
+            response = answer
+        }
+        guard response.disposition == .normal else { return response }
+        switch fault {
+        case .malformed:
+            if await simulator.useMalformedPage() {
+                response.headers.set("Content-Type", "text/html")
+                response.body = Array("<html><body><h1>Sign in to the Wi-Fi</h1></body></html>".utf8)
+            } else {
+                response.body = Array(response.body.prefix(max(1, response.body.count / 2)))
+                if response.body.count < 3 { response.body = Array("{\"messages\": [tru".utf8) }
+            }
+        case .drop:
+            response.disposition = .truncate(afterBytes: await simulator.truncationPoint(for: response))
+        default:
+            break
+        }
+        return response
+    }
+}

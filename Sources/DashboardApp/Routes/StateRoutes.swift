@@ -1,0 +1,107 @@
+import Engine
+import Foundation
+import HTTPCore
+import Store
+
+/// `GET /api/state` (the snapshot) and the engine controls `POST /api/engine/{start,stop,retry-now}`.
+struct StateRoutes {
+    let epoch: String
+    let store: MessageStore
+    let engine: SyncEngine
+
+    /// Messages per account in the snapshot.
+    static let snapshotMessages = 50
+
+    func register(in router: inout Router) {
+        router.add("GET", "/api/state") { _, _, _ in
+            try JSONResponse.make(try await snapshot(), dates: true)
+        }
+        router.add("POST", "/api/engine/start") { _, _, _ in
+            await engine.start()
+            return try JSONResponse.make(["accepted": true], status: .accepted)
+        }
+        router.add("POST", "/api/engine/stop") { _, _, _ in
+            await engine.stop()
+            return try JSONResponse.make(["accepted": true], status: .accepted)
+        }
+        router.add("POST", "/api/engine/retry-now") { _, _, _ in
+            await engine.retryNow()
+            return try JSONResponse.make(["accepted": true], status: .accepted)
+        }
+    }
+
+    func snapshot() async throws -> StateSnapshot {
+        let ids = try await store.accountIDs()
+        var accounts: [String: StateSnapshot.Account?] = [:]
+        var messages: [String: [MessagePageBody.Message]] = [:]
+        for role in AccountRole.allCases {
+            let userID = role == .primary ? ids.primaryUserId : ids.linkedUserId
+            accounts[role.description] = userID.map { StateSnapshot.Account(userId: $0) }
+            if let account = accounts[role.description] ?? nil {
+                accounts[role.description] = StateSnapshot.Account(userId: account.userId, cursor: await store.cursor(for: role))
+            }
+            messages[role.description] = MessagePageBody(try await store.messages(of: role, limit: Self.snapshotMessages)).messages
+        }
+        let usage = await store.storageUsage()
+        return StateSnapshot(
+            epoch: epoch,
+            seq: 0,
+            connection: await engine.connectionStatus(),
+            accounts: accounts,
+            storage: StateSnapshot.Storage(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes),
+            errors: await engine.problems().map { StateSnapshot.ProblemSummary(type: "/problems/" + $0.kind.slug, debug: $0.debug) },
+            messages: messages
+        )
+    }
+}
+
+/// The JSON shape of `GET /api/state`.
+struct StateSnapshot: Encodable, Sendable {
+    struct Account: Encodable, Sendable {
+        var userId: Int64
+        var cursor: Int64?
+
+        enum CodingKeys: String, CodingKey { case userId, cursor }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(userId, forKey: .userId)
+            try container.encode(cursor, forKey: .cursor)
+        }
+    }
+
+    struct Storage: Encodable, Sendable {
+        var usedBytes: Int64
+        var quotaBytes: Int64?
+
+        enum CodingKeys: String, CodingKey { case usedBytes, quotaBytes }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(usedBytes, forKey: .usedBytes)
+            try container.encode(quotaBytes, forKey: .quotaBytes)
+        }
+    }
+
+    struct ProblemSummary: Encodable, Sendable {
+        var type: String
+        var debug: String
+    }
+
+    var epoch: String
+    var seq: Int
+    var connection: ConnectionStatus
+    var accounts: [String: Account?]
+    var storage: Storage
+    var errors: [ProblemSummary]
+    var messages: [String: [MessagePageBody.Message]]
+}
+
+extension EngineProblem.Kind {
+    /// `upstreamError` -> `upstream-error`, for problem types.
+    var slug: String {
+        rawValue.reduce(into: "") { text, character in
+            if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
+        }
+    }
+}

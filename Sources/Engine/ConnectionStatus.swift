@@ -1,0 +1,69 @@
+import Foundation
+
+/// Where syncing stands (CONTRACT section 5, `connection`).
+public enum ConnectionState: String, Sendable, Codable, CaseIterable {
+    /// Not syncing: stopped by the user, or no dashboard tab is visible.
+    case stopped
+    /// Getting a token, syncing cursors, or retrying after a failure.
+    case connecting
+    /// A poll has succeeded in this cycle; messages arrive as they are sent.
+    case live
+    /// Failed; waiting `retryAt` before trying again.
+    case waiting
+    /// The machine has no network; nothing is tried until it returns.
+    case offline
+    /// Storage is full; nothing is fetched until space is freed or bought.
+    case paused
+}
+
+/// The `connection` object of the state snapshot.
+public struct ConnectionStatus: Sendable, Equatable, Codable {
+    public var state: ConnectionState
+    /// Failures in a row; 0 after a success.
+    public var attempt: Int
+    public var retryAt: Date?
+    public var lastSuccessAt: Date?
+    /// 0 or 1: whether a sync cycle is current.
+    public var activeCycles: Int
+    public var upstream: String
+
+    public init(state: ConnectionState = .stopped, attempt: Int = 0, retryAt: Date? = nil, lastSuccessAt: Date? = nil,
+                activeCycles: Int = 0, upstream: String) {
+        self.state = state
+        self.attempt = attempt
+        self.retryAt = retryAt
+        self.lastSuccessAt = lastSuccessAt
+        self.activeCycles = activeCycles
+        self.upstream = upstream
+    }
+
+    /// `retryAt` and `lastSuccessAt` are written as null, not left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(state, forKey: .state)
+        try container.encode(attempt, forKey: .attempt)
+        try container.encode(retryAt, forKey: .retryAt)
+        try container.encode(lastSuccessAt, forKey: .lastSuccessAt)
+        try container.encode(activeCycles, forKey: .activeCycles)
+        try container.encode(upstream, forKey: .upstream)
+    }
+}
+
+/// Counters for metrics and tests.
+public struct EngineCounters: Sendable, Equatable {
+    /// Results (answers or failures) that arrived for a cycle that was no longer current.
+    public var staleResultsDropped = 0
+    public var cyclesStarted = 0
+    public var pollsStarted = 0
+    public var pollsSucceeded = 0
+    public var pollsFailed = 0
+    /// Cycles started again after a failure.
+    public var reconnects = 0
+    public var tokenRefreshes = 0
+    public var unknownStreamsIgnored = 0
+    public var messagesStored: [String: Int] = [:]
+    /// Backoff waits drawn, in milliseconds, for the histogram.
+    public var backoffDelaysMilliseconds: [Int64] = []
+
+    public init() {}
+}

@@ -1,0 +1,51 @@
+import Store
+
+/// Something the engine tells the rest of the process: the feed turns these into page events.
+public enum EngineEvent: Sendable {
+    case connection(ConnectionStatus)
+    /// New messages of one account; `notify` is false for the backlog of a first load.
+    case messages(account: AccountRole, messages: [StoredMessage], notify: Bool)
+    case accountLinked(userId: Int64)
+    case accountUnlinked(userId: Int64)
+    case storage(StorageUsage)
+    /// A condition the user should know about (the recovery layer decides how to show it).
+    case problemRaised(EngineProblem)
+    /// The condition of this kind is over.
+    case problemCleared(EngineProblem.Kind)
+}
+
+/// A failure the engine could not hide.
+public struct EngineProblem: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// The upstream answered 5xx.
+        case upstreamError
+        /// The upstream's answer was not the expected JSON.
+        case badResponse
+        /// The upstream could not be reached (refused, reset, timed out).
+        case unreachable
+        /// The machine has no network.
+        case noInternet
+        /// A batch does not fit into the quota or onto the disk.
+        case outOfSpace
+        /// The upstream refused a fresh token too (401 twice in a row).
+        case tokenRefused
+        /// Another poller with the same token took over (409).
+        case anotherPoller
+        /// The local store failed for another reason.
+        case storageFailure
+    }
+
+    public var kind: Kind
+    /// The technical cause, for the debug section only.
+    public var debug: String
+    /// For `outOfSpace`: the bytes in use, the quota and what the batch needed.
+    public var usage: StorageUsage?
+    public var neededBytes: Int64?
+
+    public init(kind: Kind, debug: String, usage: StorageUsage? = nil, neededBytes: Int64? = nil) {
+        self.kind = kind
+        self.debug = debug
+        self.usage = usage
+        self.neededBytes = neededBytes
+    }
+}

@@ -1,0 +1,518 @@
+import Foundation
+import Logging
+import Store
+import Upstream
+
+/// The long-poll engine: keeps the store in sync with the upstream, one cycle at a time.
+///
+/// An actor, which is the seeds' "one serial context": every piece of mutable state (the cycle's
+/// freshness tag, cursors, counters, the retry wait) changes only here. A cycle is
+/// session token -> cursor sync -> hanging `messages` request -> store the batch -> again. Each
+/// cycle gets a fresh tag; every step checks, after each suspension, that its tag is still the
+/// current one and otherwise drops its result (counted in `staleResultsDropped`). `stop()`
+/// clears the tag and cancels the cycle's task, which cancels the request in flight and any wait.
+public actor SyncEngine {
+    public let options: EngineOptions
+    private let store: MessageStore
+    private let upstream: any UpstreamAPI
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> Date
+    private var random: AnyRandomGenerator
+    private let network: any NetworkMonitor
+    private let emit: @Sendable (EngineEvent) -> Void
+    private let log = Logger("engine")
+
+    // The current cycle.
+    private var tag: UUID?
+    private var cycleTask: Task<Void, Never>?
+    private var retryWait: Task<Void, Never>?
+
+    // What decides whether a cycle should run.
+    private var userEnabled = true
+    private var visibleTabs = 0
+    private var graceTask: Task<Void, Never>?
+    private var withinGrace = false
+    private var paused = false
+    private var online: Bool
+
+    // What the cycle knows.
+    private var status: ConnectionStatus
+    private var counters = EngineCounters()
+    private var token: String?
+    private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
+    /// Per stream: ids up to this were already on the server when the cycle started (backlog).
+    private var backlogThrough: [AccountRole: Int64] = [:]
+    private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
+    private var purchasedBytes: Int64 = 0
+    private var networkWatch: Task<Void, Never>?
+
+    public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
+                environment: EngineEnvironment = EngineEnvironment(), emit: @escaping @Sendable (EngineEvent) -> Void = { _ in }) {
+        self.store = store
+        self.upstream = upstream
+        self.options = options
+        self.clock = environment.clock
+        self.now = environment.now
+        self.random = AnyRandomGenerator(environment.random)
+        self.network = environment.network
+        self.emit = emit
+        self.online = environment.network.isOnline
+        self.status = ConnectionStatus(upstream: upstream.location)
+    }
+
+    // MARK: Inputs
+
+    /// Begins watching the network and syncs whenever it should (see `shouldRun`).
+    public func activate() {
+        guard networkWatch == nil else { return }
+        let transitions = network.transitions()
+        networkWatch = Task { [weak self] in
+            for await online in transitions {
+                await self?.networkChanged(online: online)
+            }
+        }
+        reconcile()
+    }
+
+    /// `POST /api/engine/start`: sync again (when a tab is visible, or always with `--always-on`).
+    public func start() {
+        userEnabled = true
+        reconcile()
+    }
+
+    /// `POST /api/engine/stop`: stop syncing until `start()`.
+    public func stop() {
+        userEnabled = false
+        reconcile()
+    }
+
+    /// Skips the wait before the next try.
+    public func retryNow() {
+        if let retryWait {
+            retryWait.cancel()
+        } else if tag == nil {
+            reconcile()
+        }
+    }
+
+    /// After space was freed or bought: fetch again from the same cursors.
+    public func resume() {
+        guard paused else { return }
+        paused = false
+        clear(.outOfSpace)
+        reconcile()
+    }
+
+    /// The number of dashboard tabs that are visible now. Syncing runs while it is above zero
+    /// and for the grace period after it drops to zero.
+    public func setVisibleTabs(_ count: Int) {
+        let previous = visibleTabs
+        visibleTabs = max(0, count)
+        if visibleTabs > 0 {
+            graceTask?.cancel()
+            graceTask = nil
+            withinGrace = false
+        } else if previous > 0 {
+            withinGrace = true
+            let grace = options.lifecycleGrace
+            let clock = self.clock
+            graceTask = Task { [weak self] in
+                guard (try? await clock.sleep(for: grace)) != nil else { return }
+                await self?.graceEnded()
+            }
+        }
+        reconcile()
+    }
+
+    private func graceEnded() {
+        graceTask = nil
+        withinGrace = false
+        reconcile()
+    }
+
+    func networkChanged(online: Bool) {
+        guard online != self.online else { return }
+        self.online = online
+        log.info(online ? "network is back" : "network is gone")
+        if online {
+            clear(.noInternet)
+            // A wait that was pending is moot: the cycle restarts at once, with a fresh attempt count.
+            status.attempt = 0
+        }
+        reconcile()
+    }
+
+    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure).
+    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async {
+        purchasedBytes += bytes
+        let quota = options.quotaOverride.map { $0 + purchasedBytes } ?? newUpstreamQuota
+        try? await store.setQuota(quota)
+        emit(.storage(await store.storageUsage()))
+    }
+
+    // MARK: Outputs
+
+    public func connectionStatus() -> ConnectionStatus { status }
+
+    public func engineCounters() -> EngineCounters { counters }
+
+    public func problems() -> [EngineProblem] {
+        EngineProblem.Kind.allCases.compactMap { openProblems[$0] }
+    }
+
+    public func currentToken() -> String? { token }
+
+    // MARK: Deciding
+
+    private var shouldRun: Bool {
+        userEnabled && (options.alwaysOn || visibleTabs > 0 || withinGrace) && !paused && online
+    }
+
+    /// Starts or stops the cycle so that it runs exactly when it should.
+    private func reconcile() {
+        if shouldRun {
+            if tag == nil { startCycle() }
+        } else {
+            let reason: ConnectionState = paused ? .paused : (!online ? .offline : .stopped)
+            if tag != nil { stopCycle() }
+            if !online { raise(EngineProblem(kind: .noInternet, debug: "no network interface is up")) }
+            update { $0.state = reason; $0.retryAt = nil }
+        }
+    }
+
+    private func startCycle() {
+        let tag = UUID()
+        self.tag = tag
+        counters.cyclesStarted += 1
+        if status.attempt > 0 { counters.reconnects += 1 }
+        update { $0.activeCycles = 1; $0.state = .connecting; $0.retryAt = nil }
+        cycleTask = Task { await self.runCycle(tag) }
+    }
+
+    private func stopCycle() {
+        tag = nil
+        cycleTask?.cancel()
+        cycleTask = nil
+        retryWait?.cancel()
+        retryWait = nil
+        token = nil
+        update { $0.activeCycles = 0 }
+    }
+
+    private func isCurrent(_ tag: UUID) -> Bool {
+        self.tag == tag
+    }
+
+    /// Counts and drops a result of a cycle that is no longer current. Returns true when stale.
+    private func dropIfStale(_ tag: UUID) -> Bool {
+        guard !isCurrent(tag) else { return false }
+        counters.staleResultsDropped += 1
+        return true
+    }
+
+    // MARK: The cycle
+
+    private func runCycle(_ tag: UUID) async {
+        while isCurrent(tag) {
+            do {
+                try await connect(tag)
+                while isCurrent(tag) {
+                    try await pollOnce(tag)
+                }
+                return
+            } catch let failure as CycleFailure {
+                if dropIfStale(tag) { return }
+                switch failure {
+                case .stale:
+                    return
+                case .paused(let problem):
+                    paused = true
+                    raise(problem)
+                    stopCycle()
+                    update { $0.state = .paused; $0.retryAt = nil }
+                    return
+                case .retry(let problem, let atLeast):
+                    raise(problem)
+                    await waitBeforeRetry(tag, atLeast: atLeast)
+                }
+            } catch {
+                if dropIfStale(tag) { return }
+                log.error("unexpected failure in the cycle: \(error)")
+                await waitBeforeRetry(tag, atLeast: .zero)
+            }
+        }
+    }
+
+    /// Why a cycle step did not go on.
+    private enum CycleFailure: Error {
+        /// The cycle is no longer current.
+        case stale
+        /// Storage is full: stop until `resume()`.
+        case paused(EngineProblem)
+        /// Wait (backoff, at least `atLeast`) and start again from the token.
+        case retry(EngineProblem, atLeast: Duration)
+    }
+
+    /// Token, accounts, quota and cursor sync: everything before the first hanging request.
+    private func connect(_ tag: UUID) async throws {
+        try await refreshToken(tag)
+        let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
+            try await upstream.lastMessageInfo(token: token)
+        }
+        backlogThrough[.primary] = info.primaryLastId
+        backlogThrough[.linked] = info.linkedLastId
+        connected()
+        let localPrimary = await store.cursor(for: .primary) ?? 0
+        if info.primaryLastId > localPrimary {
+            log.info("first load: \(info.primaryLastId - localPrimary) primary message(s) waiting, delivered without notifications")
+        }
+    }
+
+    /// One hanging request and its batch.
+    private func pollOnce(_ tag: UUID) async throws {
+        let cursors = StreamCursors(
+            primaryAfter: await store.cursor(for: .primary) ?? 0,
+            linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
+        )
+        guard isCurrent(tag) else { throw CycleFailure.stale }
+        counters.pollsStarted += 1
+        let hold = options.holdSeconds
+        let answer = try await request(tag, important: false) { upstream, token throws(UpstreamError) in
+            try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
+        }
+        counters.pollsSucceeded += 1
+        update { $0.attempt = 0; $0.lastSuccessAt = now() }
+        try await store(answer, tag)
+    }
+
+    /// Gets a session token (an important request) and takes in what the session says.
+    private func refreshToken(_ tag: UUID) async throws {
+        let session = try await request(tag, important: true, withToken: false) { upstream, _ throws(UpstreamError) in
+            try await upstream.createSession()
+        }
+        token = session.token
+        try await adopt(session, tag)
+    }
+
+    /// Runs one upstream call for the current cycle.
+    ///
+    /// - A 401 gets a new token once, silently, and the call is tried again; a second 401 in a row
+    ///   is the user-visible `tokenRefused`, not a loop.
+    /// - An `important` call (session, cursor sync) is tried a few more times under the hood, after
+    ///   short pauses, when the failure looks transient, before its failure counts.
+    /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
+    private func request<T: Sendable>(_ tag: UUID, important: Bool, withToken: Bool = true,
+                                      _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> T {
+        var refreshed = false
+        var pauses = important ? options.importantRetryDelays[...] : []
+        while true {
+            guard isCurrent(tag) else { throw CycleFailure.stale }
+            let currentToken = withToken ? (token ?? "") : ""
+            let error: UpstreamError
+            do {
+                let value = try await call(upstream, currentToken)
+                guard isCurrent(tag) else { throw CycleFailure.stale }
+                return value
+            } catch let upstreamError as UpstreamError {
+                error = upstreamError
+            }
+            guard isCurrent(tag) else { throw CycleFailure.stale }
+            if error == .unauthorized && withToken {
+                if refreshed {
+                    throw CycleFailure.retry(EngineProblem(kind: .tokenRefused, debug: "401 again right after a new token"), atLeast: .zero)
+                }
+                refreshed = true
+                counters.tokenRefreshes += 1
+                log.info("token expired; getting a new one")
+                try await refreshToken(tag)
+                continue
+            }
+            if Self.isTransient(error), let pause = pauses.popFirst() {
+                log.debug("retrying under the hood after \(error)")
+                do {
+                    try await clock.sleep(for: pause)
+                } catch {
+                    throw CycleFailure.stale
+                }
+                continue
+            }
+            throw failure(from: error)
+        }
+    }
+
+    private static func isTransient(_ error: UpstreamError) -> Bool {
+        switch error {
+        case .unreachable, .timedOut, .serverError, .badResponse: true
+        default: false
+        }
+    }
+
+    private func failure(from error: UpstreamError) -> CycleFailure {
+        switch error {
+        case .cancelled:
+            return .stale
+        case .anotherPoller:
+            return .retry(EngineProblem(kind: .anotherPoller, debug: "\(error)"), atLeast: options.anotherPollerWait)
+        case .serverError:
+            return .retry(EngineProblem(kind: .upstreamError, debug: "\(error)"), atLeast: .zero)
+        case .badResponse, .paymentDeclined:
+            return .retry(EngineProblem(kind: .badResponse, debug: "\(error)"), atLeast: .zero)
+        case .unreachable, .timedOut:
+            return .retry(EngineProblem(kind: .unreachable, debug: "\(error)"), atLeast: .zero)
+        case .unauthorized:
+            return .retry(EngineProblem(kind: .tokenRefused, debug: "\(error)"), atLeast: .zero)
+        }
+    }
+
+    /// Backoff after a failed cycle: full jitter, and at least `atLeast` (3 s after a 409).
+    private func waitBeforeRetry(_ tag: UUID, atLeast: Duration) async {
+        counters.pollsFailed += 1
+        let attempt = status.attempt + 1
+        var delay = options.backoff.delay(afterFailure: attempt, using: &random)
+        delay = max(delay, atLeast)
+        counters.backoffDelaysMilliseconds.append(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        token = nil
+        let retryAt = now().addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+        update { $0.attempt = attempt; $0.state = .waiting; $0.retryAt = retryAt }
+        let clock = self.clock
+        let wait = Task { _ = try? await clock.sleep(for: delay) }
+        retryWait = wait
+        await wait.value
+        guard isCurrent(tag) else { return }
+        retryWait = nil
+        counters.reconnects += 1
+        update { $0.state = .connecting; $0.retryAt = nil }
+    }
+
+    /// Token and cursors are in place and the hanging request goes out: the connection is live.
+    /// The failure count resets only when a poll answers, so a server that fails every poll
+    /// still backs off further each time.
+    private func connected() {
+        update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
+        for kind in [EngineProblem.Kind.upstreamError, .badResponse, .unreachable, .tokenRefused, .anotherPoller, .noInternet] {
+            clear(kind)
+        }
+    }
+
+    // MARK: Sessions and batches
+
+    /// Takes in what a session answer says: linked account attached or detached, the quota.
+    private func adopt(_ session: UpstreamSession, _ tag: UUID) async throws {
+        let known: AccountIDs
+        do {
+            known = try await store.accountIDs()
+            if known.linkedUserId != session.linkedUserId {
+                if let old = known.linkedUserId {
+                    let purged = try await store.purgeLinkedAccount()
+                    log.info("linked account \(old) detached; purged \(purged) message(s)")
+                    emit(.accountUnlinked(userId: old))
+                }
+                if let new = session.linkedUserId {
+                    log.info("linked account \(new) attached")
+                    emit(.accountLinked(userId: new))
+                }
+            }
+            let ids = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
+            if ids != known { try await store.setAccountIDs(ids) }
+            let quota = options.quotaOverride.map { $0 + purchasedBytes } ?? session.storageQuotaBytes
+            if await store.storageUsage().quotaBytes != quota {
+                try await store.setQuota(quota)
+                emit(.storage(await store.storageUsage()))
+            }
+        } catch {
+            throw storeFailure(error)
+        }
+        guard isCurrent(tag) else { throw CycleFailure.stale }
+        accounts = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
+    }
+
+    /// Stores each stream's messages (its own transaction and cursor) and tells the feed.
+    private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
+        let receivedAt = Self.timestamp(now())
+        var stored = false
+        for (key, list) in answer.messages.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
+            guard let userID = Int64(key), let account = role(of: userID) else {
+                counters.unknownStreamsIgnored += 1
+                log.warning("ignoring \(list.count) message(s) for unknown user id \(key.debugDescription)")
+                continue
+            }
+            let incoming = list.map { IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt) }
+            let fresh: [StoredMessage]
+            do {
+                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt)
+            } catch {
+                throw storeFailure(error)
+            }
+            // A result for a cycle stopped meanwhile is still stored (it is committed and correct),
+            // but the feed hears of it only from the current cycle.
+            guard isCurrent(tag) else { throw CycleFailure.stale }
+            counters.messagesStored[account.description, default: 0] += fresh.count
+            stored = stored || !fresh.isEmpty
+            let backlogEnd = backlogThrough[account] ?? 0
+            let backlog = fresh.filter { $0.id <= backlogEnd }
+            let live = fresh.filter { $0.id > backlogEnd }
+            if !backlog.isEmpty { emit(.messages(account: account, messages: backlog, notify: false)) }
+            if !live.isEmpty { emit(.messages(account: account, messages: live, notify: true)) }
+        }
+        if stored { emit(.storage(await store.storageUsage())) }
+    }
+
+    private func role(of userID: Int64) -> AccountRole? {
+        if userID == accounts.primaryUserId { return .primary }
+        if let linked = accounts.linkedUserId, userID == linked { return .linked }
+        return nil
+    }
+
+    private func storeFailure(_ error: StoreError) -> CycleFailure {
+        switch error {
+        case let .outOfSpace(used, quota, needed, diskFull):
+            return .paused(EngineProblem(kind: .outOfSpace,
+                                         debug: diskFull ? "SQLITE_FULL: the disk is full" : "quota of \(quota ?? 0) bytes reached",
+                                         usage: StorageUsage(usedBytes: used, quotaBytes: quota), neededBytes: needed))
+        default:
+            return .retry(EngineProblem(kind: .storageFailure, debug: "\(error)"), atLeast: .zero)
+        }
+    }
+
+    // MARK: Problems and status
+
+    private func raise(_ problem: EngineProblem) {
+        let previous = openProblems[problem.kind]
+        openProblems[problem.kind] = problem
+        if previous != problem {
+            log.info("problem: \(problem.kind.rawValue): \(problem.debug)")
+            emit(.problemRaised(problem))
+        }
+    }
+
+    private func clear(_ kind: EngineProblem.Kind) {
+        guard openProblems.removeValue(forKey: kind) != nil else { return }
+        emit(.problemCleared(kind))
+    }
+
+    private func update(_ change: (inout ConnectionStatus) -> Void) {
+        var next = status
+        change(&next)
+        next.activeCycles = tag == nil ? 0 : 1
+        guard next != status else { return }
+        status = next
+        emit(.connection(next))
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}
+
+/// Lets an injected `any RandomNumberGenerator` be passed where a concrete generator is needed.
+struct AnyRandomGenerator: RandomNumberGenerator, Sendable {
+    private var base: any RandomNumberGenerator & Sendable
+
+    init(_ base: any RandomNumberGenerator & Sendable) {
+        self.base = base
+    }
+
+    mutating func next() -> UInt64 {
+        base.next()
+    }
+}

@@ -1,0 +1,46 @@
+/// The upstream chat server as the engine sees it (CONTRACT section 3). The HTTP client implements
+/// it; engine tests implement it in memory.
+public protocol UpstreamAPI: Sendable {
+    /// Where it lives, for display.
+    var location: String { get }
+    func createSession() async throws(UpstreamError) -> UpstreamSession
+    func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo
+    /// Held by the server up to `holdSeconds` until there is something after the cursors.
+    func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer
+    /// Buys `bytes` more storage; the same `idempotencyKey` never charges twice. Returns the new quota.
+    func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64
+}
+
+/// Why an upstream call failed, in the terms the engine decides on.
+public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// 401: the token expired or was refused.
+    case unauthorized
+    /// 409 on `messages`: another poller with the same token took over.
+    case anotherPoller
+    /// 402 on a purchase.
+    case paymentDeclined
+    /// A 5xx answer.
+    case serverError(status: Int)
+    /// An answer that is not the expected JSON (a captive portal, truncated JSON, wrong types, an
+    /// unexpected status).
+    case badResponse(String)
+    /// No answer: refused, reset, cut mid-response, DNS, ...
+    case unreachable(String)
+    /// No answer within the client timeout.
+    case timedOut
+    /// The caller's task was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .unauthorized: "401 unauthorized"
+        case .anotherPoller: "409 another poller took over"
+        case .paymentDeclined: "402 payment declined"
+        case .serverError(let status): "server error \(status)"
+        case .badResponse(let detail): "bad response: \(detail)"
+        case .unreachable(let detail): "unreachable: \(detail)"
+        case .timedOut: "timed out"
+        case .cancelled: "cancelled"
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ChatSimulator
+import Foundation
+import HTTPCore
+import Lifecycle
+import Logging
+
+// chat-server: the built-in chat simulator on its own port.
+
+let help = """
+    Usage: chat-server [--host 127.0.0.1] [--port 8081] [--seed N] [--no-linked] [--quota BYTES]
+
+    A chat server implementing the upstream protocol (/v1/*) with a control API (/sim/*) to publish
+    messages, inject faults, attach or detach the linked account and expire tokens.
+    When ready it prints "simulator listening on http://HOST:PORT/" on stdout.
+    """
+
+var host = "127.0.0.1", port = 8081
+var configuration = SimulatorConfiguration()
+var arguments = Array(CommandLine.arguments.dropFirst())[...]
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("chat-server: \(message) (see --help)\n".utf8))
+    exit(2)
+}
+while let argument = arguments.popFirst() {
+    func value() -> String {
+        guard let next = arguments.popFirst() else { fail("option \(argument) needs a value") }
+        return next
+    }
+    switch argument {
+    case "--help", "-h": print(help); exit(0)
+    case "--host": host = value()
+    case "--port":
+        guard let parsed = Int(value()), (0...65535).contains(parsed) else { fail("--port must be 0...65535") }
+        port = parsed
+    case "--seed":
+        guard let seed = UInt64(value()) else { fail("--seed must be a non-negative integer") }
+        configuration.seed = seed
+    case "--quota":
+        guard let quota = Int64(value()), quota >= 0 else { fail("--quota must be a number of bytes") }
+        configuration.storageQuotaBytes = quota
+    case "--no-linked": configuration.linkedAtStart = false
+    default: fail("unknown option \(argument)")
+    }
+}
+
+TerminationSignals.ignoreBrokenPipes()
+let signals = TerminationSignals.install()
+let running: SimulatorServer
+do {
+    running = try await SimulatorServer.start(host: host, port: port, configuration: configuration, loop: try EventLoop(name: "simulator"))
+} catch {
+    FileHandle.standardError.write(Data("chat-server: cannot listen on \(host):\(port): \(error)\n".utf8))
+    exit(1)
+}
+FileHandle.standardOutput.write(Data("simulator listening on \(running.url)\n".utf8))
+_ = await signals.received()
+await running.server.shutdown(gracePeriod: .milliseconds(500))
+exit(0)
