@@ -50,5 +50,6 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

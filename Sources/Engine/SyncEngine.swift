@@ -44,6 +44,8 @@ public actor SyncEngine {
     private var backlogThrough: [AccountRole: Int64] = [:]
     private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
     private var purchasedBytes: Int64 = 0
+    /// A 401 brought a new token and no call has succeeded with it yet.
+    private var refreshedWithoutSuccess = false
     private var networkWatch: Task<Void, Never>?
 
     public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
@@ -223,7 +225,7 @@ public actor SyncEngine {
             } catch let failure as CycleFailure {
                 if dropIfStale(tag) { return }
                 switch failure {
-                case .stale:
+                case .stale, .tokenRefreshed:
                     return
                 case .paused(let problem):
                     paused = true
@@ -251,13 +253,17 @@ public actor SyncEngine {
         case paused(EngineProblem)
         /// Wait (backoff, at least `atLeast`) and start again from the token.
         case retry(EngineProblem, atLeast: Duration)
+        /// A 401 brought a new token: build the step again and retry it at once.
+        case tokenRefreshed
     }
 
     /// Token, accounts, quota and cursor sync: everything before the first hanging request.
     private func connect(_ tag: UUID) async throws {
         try await refreshToken(tag)
-        let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
-            try await upstream.lastMessageInfo(token: token)
+        let info = try await againAfterNewToken {
+            try await request(tag, important: true) { upstream, token throws(UpstreamError) in
+                try await upstream.lastMessageInfo(token: token)
+            }
         }
         backlogThrough[.primary] = info.primaryLastId
         backlogThrough[.linked] = info.linkedLastId
@@ -270,15 +276,18 @@ public actor SyncEngine {
 
     /// One hanging request and its batch.
     private func pollOnce(_ tag: UUID) async throws {
-        let cursors = StreamCursors(
-            primaryAfter: await store.cursor(for: .primary) ?? 0,
-            linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
-        )
-        guard isCurrent(tag) else { throw CycleFailure.stale }
-        counters.pollsStarted += 1
-        let hold = options.holdSeconds
-        let answer = try await request(tag, important: false) { upstream, token throws(UpstreamError) in
-            try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
+        // Cursors are read again after a new token: the session may have detached the linked account.
+        let answer = try await againAfterNewToken {
+            let cursors = StreamCursors(
+                primaryAfter: await store.cursor(for: .primary) ?? 0,
+                linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
+            )
+            guard isCurrent(tag) else { throw CycleFailure.stale }
+            counters.pollsStarted += 1
+            let hold = options.holdSeconds
+            return try await request(tag, important: false) { upstream, token throws(UpstreamError) in
+                try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
+            }
         }
         counters.pollsSucceeded += 1
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
@@ -294,16 +303,27 @@ public actor SyncEngine {
         try await adopt(session, tag)
     }
 
+    /// Runs `step` again when it ended because a 401 brought a new token.
+    private func againAfterNewToken<T>(_ step: () async throws -> T) async throws -> T {
+        while true {
+            do {
+                return try await step()
+            } catch CycleFailure.tokenRefreshed {
+                continue
+            }
+        }
+    }
+
     /// Runs one upstream call for the current cycle.
     ///
-    /// - A 401 gets a new token once, silently, and the call is tried again; a second 401 in a row
-    ///   is the user-visible `tokenRefused`, not a loop.
+    /// - A 401 gets a new token once, silently (the caller then builds the call again with what the
+    ///   new session says); a second 401 without a success in between is the user-visible
+    ///   `tokenRefused`, not a loop.
     /// - An `important` call (session, cursor sync) is tried a few more times under the hood, after
     ///   short pauses, when the failure looks transient, before its failure counts.
     /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
     private func request<T: Sendable>(_ tag: UUID, important: Bool, withToken: Bool = true,
                                       _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> T {
-        var refreshed = false
         var pauses = important ? options.importantRetryDelays[...] : []
         while true {
             guard isCurrent(tag) else { throw CycleFailure.stale }
@@ -312,20 +332,21 @@ public actor SyncEngine {
             do {
                 let value = try await call(upstream, currentToken)
                 guard isCurrent(tag) else { throw CycleFailure.stale }
+                if withToken { refreshedWithoutSuccess = false }
                 return value
             } catch let upstreamError as UpstreamError {
                 error = upstreamError
             }
             guard isCurrent(tag) else { throw CycleFailure.stale }
             if error == .unauthorized && withToken {
-                if refreshed {
+                if refreshedWithoutSuccess {
                     throw CycleFailure.retry(EngineProblem(kind: .tokenRefused, debug: "401 again right after a new token"), atLeast: .zero)
                 }
-                refreshed = true
+                refreshedWithoutSuccess = true
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
                 try await refreshToken(tag)
-                continue
+                throw CycleFailure.tokenRefreshed
             }
             if Self.isTransient(error), let pause = pauses.popFirst() {
                 log.debug("retrying under the hood after \(error)")

@@ -1,7 +1,9 @@
 import Foundation
+import Engine
 import HTTPCore
 import Store
 import Testing
+import Upstream
 @testable import DashboardApp
 
 /// A temporary `Public/` folder with a page, a script, a secret outside it and a symlink to that secret.
@@ -32,6 +34,7 @@ struct DashboardAppTests {
     static let port = 8080
     let fixture: PublicFixture
     let store: MessageStore
+    let engine: SyncEngine
     let app: DashboardApp
     let context = RequestContext(
         remoteAddress: SocketAddress(host: "127.0.0.1", port: 50000),
@@ -42,7 +45,9 @@ struct DashboardAppTests {
     init() throws {
         fixture = try PublicFixture()
         store = try MessageStore(location: .memory)
-        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), store: store)
+        // Never activated: these tests look at the HTTP face, not at syncing.
+        engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!))
+        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), store: store, engine: engine)
     }
 
     private func send(_ method: String, _ target: String, headers: HTTPHeaders = [:], body: String = "",
@@ -115,7 +120,7 @@ struct DashboardAppTests {
     }
 
     @Test func aSameOriginPostWithTheTokenPassesTheGuard() async throws {
-        let response = try await post("/api/engine/stop", token: app.secrets.csrfToken,
+        let response = try await post("/api/no-such-route", token: app.secrets.csrfToken,
                                       contentType: "application/json; charset=utf-8",
                                       extra: ["Origin": "http://127.0.0.1:8080", "Sec-Fetch-Site": "same-origin"])
         // The guard let it through; no such route exists yet, so routing answers.
@@ -212,6 +217,40 @@ struct DashboardAppTests {
         let response = try await send("GET", target)
         #expect(response.status == .badRequest)
         #expect(try problem(response).status == 400)
+    }
+
+    // MARK: State and engine controls
+
+    @Test func stateIsASnapshotWithEveryPart() async throws {
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1, linkedUserId: nil))
+        try await seed(1...3, to: .primary)
+        let response = try await send("GET", "/api/state")
+        #expect(response.status == .ok)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect(body["epoch"] as? String == app.secrets.epoch)
+        let connection = try #require(body["connection"] as? [String: Any])
+        #expect(connection["state"] as? String == "stopped")
+        #expect(connection["activeCycles"] as? Int == 0)
+        #expect(connection["retryAt"] is NSNull)
+        #expect(connection["upstream"] as? String == "http://127.0.0.1:9/")
+        let accounts = try #require(body["accounts"] as? [String: Any])
+        #expect((accounts["primary"] as? [String: Any])?["cursor"] as? Int == 3)
+        #expect(accounts["linked"] is NSNull)
+        #expect(((body["messages"] as? [String: Any])?["primary"] as? [Any])?.count == 3)
+        #expect((body["storage"] as? [String: Any])?["usedBytes"] as? Int ?? 0 > 0)
+        #expect(body["errors"] as? [Any] != nil)
+    }
+
+    @Test(arguments: ["/api/engine/start", "/api/engine/stop", "/api/engine/retry-now"])
+    func engineControlsAreAcceptedWithTheToken(_ path: String) async throws {
+        #expect(try await post(path, token: app.secrets.csrfToken).status == .accepted)
+        #expect(try await post(path).status == .forbidden)
+    }
+
+    @Test func stopAndStartReachTheEngine() async throws {
+        _ = try await post("/api/engine/stop", token: app.secrets.csrfToken)
+        await engine.activate()
+        #expect(await engine.connectionStatus().activeCycles == 0, "stopped by the user, so no cycle even when active")
     }
 
     // MARK: Static files

@@ -32,13 +32,12 @@ struct StateRoutes {
 
     func snapshot() async throws -> StateSnapshot {
         let ids = try await store.accountIDs()
-        var accounts: [String: StateSnapshot.Account?] = [:]
+        var accounts = StateSnapshot.Accounts()
         var messages: [String: [MessagePageBody.Message]] = [:]
         for role in AccountRole.allCases {
-            let userID = role == .primary ? ids.primaryUserId : ids.linkedUserId
-            accounts[role.description] = userID.map { StateSnapshot.Account(userId: $0) }
-            if let account = accounts[role.description] ?? nil {
-                accounts[role.description] = StateSnapshot.Account(userId: account.userId, cursor: await store.cursor(for: role))
+            if let userID = role == .primary ? ids.primaryUserId : ids.linkedUserId {
+                let account = StateSnapshot.Account(userId: userID, cursor: await store.cursor(for: role))
+                if role == .primary { accounts.primary = account } else { accounts.linked = account }
             }
             messages[role.description] = MessagePageBody(try await store.messages(of: role, limit: Self.snapshotMessages)).messages
         }
@@ -70,6 +69,20 @@ struct StateSnapshot: Encodable, Sendable {
         }
     }
 
+    /// Both keys always present; null for an account that is not there.
+    struct Accounts: Encodable, Sendable {
+        var primary: Account?
+        var linked: Account?
+
+        enum CodingKeys: String, CodingKey { case primary, linked }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(primary, forKey: .primary)
+            try container.encode(linked, forKey: .linked)
+        }
+    }
+
     struct Storage: Encodable, Sendable {
         var usedBytes: Int64
         var quotaBytes: Int64?
@@ -91,7 +104,7 @@ struct StateSnapshot: Encodable, Sendable {
     var epoch: String
     var seq: Int
     var connection: ConnectionStatus
-    var accounts: [String: Account?]
+    var accounts: Accounts
     var storage: Storage
     var errors: [ProblemSummary]
     var messages: [String: [MessagePageBody.Message]]
