@@ -21,8 +21,8 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
         .target(name: "Store", dependencies: ["SQLite"]),
-        // The upstream chat server as the engine sees it: protocol, wire models, URLSession client.
-        .target(name: "Upstream", dependencies: ["Logging"]),
+        // The upstream chat server as the engine sees it: protocol, wire models, HTTP client.
+        .target(name: "Upstream", dependencies: ["HTTPCore", "Logging"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.

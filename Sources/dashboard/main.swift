@@ -96,7 +96,7 @@ let engineOptions = EngineOptions(
     backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
     quotaOverride: options.quota
 )
-let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: upstreamURL, holdSeconds: engineOptions.holdSeconds),
+let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds),
                         options: engineOptions, environment: EngineEnvironment(network: network))
 
 let server: HTTPServer

@@ -32,6 +32,7 @@ final class PublicFixture {
 @Suite("Dashboard app in memory")
 struct DashboardAppTests {
     static let port = 8080
+    static let loop = try! EventLoop(name: "app-test")
     let fixture: PublicFixture
     let store: MessageStore
     let engine: SyncEngine
@@ -46,7 +47,7 @@ struct DashboardAppTests {
         fixture = try PublicFixture()
         store = try MessageStore(location: .memory)
         // Never activated: these tests look at the HTTP face, not at syncing.
-        engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!))
+        engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop))
         app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), store: store, engine: engine)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import TestSupport
 import Testing
+import TestSupport
 
 /// The `dashboard` executable as a user meets it: flags, the listening line, signals.
 @Suite("dashboard command line")
@@ -18,7 +18,9 @@ struct DashboardCLITests {
         #expect(exit.stdout.hasPrefix("dashboard "))
     }
 
-    @Test(arguments: [["--port", "99999"], ["--bogus"], ["--log-level"], ["extra"], ["--public", "/nonexistent"]])
+    @Test(arguments: [["--port", "99999"], ["--bogus"], ["--log-level"], ["extra"], ["--public", "/nonexistent"],
+                      ["--upstream", "ftp://x"], ["--upstream", "https://example.org/"], ["--quota", "-5"],
+                      ["--backoff-base-ms", "0"], ["--backoff-base-ms", "5000", "--backoff-cap-ms", "100"]])
     func badFlagsExitTwoWithOneLine(_ arguments: [String]) async throws {
         let exit = try await ChildProcess.run("dashboard", arguments)
         #expect(exit.status == 2)
@@ -28,10 +30,22 @@ struct DashboardCLITests {
         #expect(lines.first?.hasPrefix("dashboard: ") == true)
     }
 
+    /// Reads the simulator's line (printed first when it is built in) and the dashboard's.
+    private func readyLines(_ process: ChildProcess) async throws -> (simulator: String?, dashboard: String) {
+        var first = try #require(await process.nextLine())
+        var simulator: String?
+        if first.hasPrefix("simulator listening on ") {
+            simulator = first
+            first = try #require(await process.nextLine())
+        }
+        return (simulator, first)
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func servesAfterTheListeningLineAndStopsCleanlyOnSignal(_ signal: Int32) async throws {
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
-        let line = try #require(await dashboard.nextLine())
+        let (simulatorLine, line) = try await readyLines(dashboard)
+        #expect(simulatorLine?.hasPrefix("simulator listening on http://127.0.0.1:") == true, "the built-in simulator comes first")
         let prefix = "dashboard listening on http://127.0.0.1:"
         #expect(line.hasPrefix(prefix) && line.hasSuffix("/"), "\(line)")
         let port = try #require(Int(line.dropFirst(prefix.count).dropLast()))
@@ -49,12 +63,12 @@ struct DashboardCLITests {
         #expect(!exit.timedOut)
         #expect(exit.status == 0)
         #expect(client.waitForClose())
-        #expect(exit.stdout == line + "\n", "stdout holds only the listening line; logs go to stderr")
+        #expect(exit.stdout == simulatorLine! + "\n" + line + "\n", "stdout holds only the two listening lines; logs go to stderr")
     }
 
     @Test func aPortInUseIsAClearError() async throws {
         let first = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
-        let line = try #require(await first.nextLine())
+        let line = try await readyLines(first).dashboard
         let port = String(line.split(separator: ":").last!.dropLast())
         let second = try await ChildProcess.run("dashboard", ["--port", port, "--db", ":memory:"])
         #expect(second.status == 1)
@@ -68,7 +82,7 @@ struct DashboardCLITests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/nested/store.sqlite"
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", path])
-        _ = try #require(await dashboard.nextLine())
+        _ = try await readyLines(dashboard)
         #expect(FileManager.default.fileExists(atPath: path))
         dashboard.signal(SIGTERM)
         #expect(await dashboard.waitForExit().status == 0)
@@ -78,7 +92,7 @@ struct DashboardCLITests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-xdg-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let dashboard = try ChildProcess("dashboard", ["--port", "0"], environment: ["XDG_DATA_HOME": folder])
-        _ = try #require(await dashboard.nextLine())
+        _ = try await readyLines(dashboard)
         #expect(FileManager.default.fileExists(atPath: folder + "/lp-dashboard/store.sqlite"))
         dashboard.signal(SIGTERM)
         #expect(await dashboard.waitForExit().status == 0)
@@ -91,9 +105,40 @@ struct DashboardCLITests {
         #expect(exit.stderr.split(separator: "\n").count == 1)
     }
 
+    @Test func alwaysOnSyncsFromTheBuiltInSimulatorOutOfTheBox() async throws {
+        let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:", "--always-on", "--quota", "123456"])
+        let (simulatorLine, line) = try await readyLines(dashboard)
+        let announced = try #require(simulatorLine)
+        let simulatorPort = try #require(Int(announced.split(separator: ":").last!.dropLast()))
+        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let publish = try RawClient(port: simulatorPort)
+        let body = #"{"account":"primary","count":3,"text":"<b>hi</b>"}"#
+        try publish.send("POST /sim/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(try publish.readResponse().status == 200)
+
+        // The engine stores them shortly; read the state until the cursor shows all three (bounded).
+        var state: [String: Any] = [:]
+        for _ in 0..<200 {
+            let client = try RawClient(port: port)
+            try client.send(rawGet("/api/state", host: "127.0.0.1:\(port)"))
+            state = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any] ?? [:]
+            let primary = (state["accounts"] as? [String: Any])?["primary"] as? [String: Any]
+            if primary?["cursor"] as? Int == 3 { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        let connection = try #require(state["connection"] as? [String: Any])
+        #expect(connection["state"] as? String == "live")
+        #expect(connection["activeCycles"] as? Int == 1)
+        #expect((state["storage"] as? [String: Any])?["quotaBytes"] as? Int == 123456, "--quota overrides the upstream's figure")
+        let messages = try #require((state["messages"] as? [String: Any])?["primary"] as? [[String: Any]])
+        #expect(messages.map { $0["text"] as? String } == ["<b>hi</b>", "<b>hi</b>", "<b>hi</b>"])
+        dashboard.signal(SIGTERM)
+        #expect(await dashboard.waitForExit().status == 0)
+    }
+
     @Test func aNonLoopbackHostPrintsAWarning() async throws {
         let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0", "--db", ":memory:"])
-        let line = try #require(await dashboard.nextLine())
+        let line = try await readyLines(dashboard).dashboard
         #expect(line.hasPrefix("dashboard listening on http://0.0.0.0:"))
         dashboard.signal(SIGTERM)
         let exit = await dashboard.waitForExit()

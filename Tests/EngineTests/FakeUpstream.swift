@@ -83,6 +83,8 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         var waiters: [(Kind, CheckedContinuation<Call, Never>)] = []
         /// Calls already handed to the test by `next(_:)`.
         var handedOut: Set<Int> = []
+        /// The most `messages` calls ever open and not cancelled at the moment one was made.
+        var mostConcurrentPolls = 0
     }
 
     private let state = Mutex(State())
@@ -94,8 +96,16 @@ final class FakeUpstream: UpstreamAPI, Sendable {
     /// All calls so far, in order.
     var calls: [Call] { state.withLock { $0.calls } }
 
+    /// The most polls the engine ever had running at once (open and not cancelled).
+    var mostConcurrentPolls: Int { state.withLock { $0.mostConcurrentPolls } }
+
     /// `messages` calls still open and not cancelled: the polls the engine is running.
     var livePolls: Int { calls.filter { $0.kind == .messages && $0.isOpen && !$0.isCancelled }.count }
+
+    /// Open calls of `kind` that were not handed out by `next(_:)`, without waiting.
+    func openCalls(_ kind: Kind) -> [Call] {
+        calls.filter { $0.kind == kind && $0.isOpen }
+    }
 
     /// The next open call of `kind`, waiting for one to arrive if needed.
     func next(_ kind: Kind) async -> Call {
@@ -126,6 +136,10 @@ final class FakeUpstream: UpstreamAPI, Sendable {
                     call.attach(continuation)
                     let waiter = state.withLock { state -> CheckedContinuation<Call, Never>? in
                         state.calls.append(call)
+                        if kind == .messages {
+                            let live = state.calls.filter { $0.kind == .messages && $0.isOpen && !$0.isCancelled }.count
+                            state.mostConcurrentPolls = max(state.mostConcurrentPolls, live)
+                        }
                         guard let index = state.waiters.firstIndex(where: { $0.0 == kind }) else { return nil }
                         state.handedOut.insert(call.id)
                         return state.waiters.remove(at: index).1
@@ -168,6 +182,7 @@ final class EventRecorder: Sendable {
     var events: [EngineEvent] { state.withLock { $0.events } }
 
     func record(_ event: EngineEvent) {
+        eventsForPredicates.withLock { $0.append(event) }
         let ready = state.withLock { state -> [CheckedContinuation<EngineEvent, Never>] in
             state.events.append(event)
             let matching = state.waiters.filter { $0.predicate(event) }.map(\.continuation)
@@ -176,6 +191,21 @@ final class EventRecorder: Sendable {
         }
         ready.forEach { $0.resume(returning: event) }
     }
+
+    /// Suspends until `condition` holds for all events recorded so far (checked at every new event).
+    func waitUntil(_ condition: @escaping @Sendable ([EngineEvent]) -> Bool) async {
+        let done = state.withLock { condition($0.events) }
+        if done { return }
+        _ = await next { [weak self] _ in
+            guard let self else { return true }
+            // Called under the lock with the event already appended.
+            return condition(self.unsafeEvents)
+        }
+    }
+
+    /// The events, read while the lock is already held by `record` (from a waiter's predicate).
+    private var unsafeEvents: [EngineEvent] { eventsForPredicates.withLock { $0 } }
+    private let eventsForPredicates = Mutex<[EngineEvent]>([])
 
     /// The first future event matching `predicate`.
     func next(where predicate: @escaping @Sendable (EngineEvent) -> Bool) async -> EngineEvent {

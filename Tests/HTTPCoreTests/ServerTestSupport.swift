@@ -2,6 +2,7 @@ import HTTPCore
 import TestSupport
 
 /// Runs `body` against a fresh server on a free loopback port, then shuts the server down.
+@discardableResult
 func withServer<T>(
     _ configuration: HTTPServerConfiguration = HTTPServerConfiguration(port: 0),
     responder: any HTTPResponder,

@@ -104,8 +104,8 @@ public struct DashboardOptions: Sendable, Equatable {
                 options.database = path
             case "--upstream":
                 let text = try value()
-                guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-                    throw UsageError(message: "--upstream must be an http:// or https:// URL, not \(text.debugDescription)")
+                guard let url = URL(string: text), url.scheme == "http", url.host != nil else {
+                    throw UsageError(message: "--upstream must be an http:// URL (https is not supported), not \(text.debugDescription)")
                 }
                 options.upstream = text.hasSuffix("/") ? text : text + "/"
             case "--quota":

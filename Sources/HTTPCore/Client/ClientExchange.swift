@@ -1,0 +1,145 @@
+import CShims
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One request and its response on one connection, driven by the event loop:
+/// connect -> write -> read until the response is complete -> close.
+final class ClientExchange: EventLoopHandler, @unchecked Sendable {
+    // Everything below `continuation` is touched on the loop thread only; `continuation` is
+    // handed over under the lock, so the exchange finishes exactly once from either side.
+    private let loop: EventLoop
+    private let address: ResolvedAddress
+    private let timeout: Duration
+    private let finished = Mutex<CheckedContinuation<HTTPClientResponse, any Error>?>(nil)
+    private var outbound = OutboundQueue()
+    private var decoder: HTTPResponseDecoder
+    private var fd: Int32 = -1
+    private var connected = false
+    private var timer: TimerHeap.ID?
+    private var done = false
+
+    init(loop: EventLoop, address: ResolvedAddress, request: [UInt8], expectsBody: Bool, timeout: Duration) {
+        self.loop = loop
+        self.address = address
+        self.timeout = timeout
+        self.decoder = HTTPResponseDecoder(expectsBody: expectsBody)
+        outbound.append(request)
+    }
+
+    func start(_ continuation: CheckedContinuation<HTTPClientResponse, any Error>) {
+        finished.withLock { $0 = continuation }
+        loop.execute { [self] in begin() }
+    }
+
+    func cancel() {
+        loop.execute { [self] in end(.failure(HTTPClientError.cancelled)) }
+    }
+
+    private func begin() {
+        guard !done else { return }
+        fd = cshims_socket_nonblocking(address.family, Int32(SOCK_STREAM.rawValue))
+        guard fd >= 0 else { return end(.failure(HTTPClientError.connect(SystemError.last("socket").description))) }
+        var storage = address.storage
+        let result = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
+        }
+        if result != 0 && errno != EINPROGRESS {
+            return end(.failure(HTTPClientError.connect(SystemError.last("connect").description)))
+        }
+        connected = result == 0
+        do {
+            try loop.register(fd, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
+        } catch {
+            return end(.failure(HTTPClientError.connect("\(error)")))
+        }
+        timer = loop.schedule(after: timeout) { [self] in
+            timer = nil
+            end(.failure(HTTPClientError.timedOut))
+        }
+    }
+
+    func handleEvents(_ events: UInt32) {
+        guard !done else { return }
+        if !connected {
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error != 0 {
+                return end(.failure(HTTPClientError.connect(SystemError(call: "connect", errno: error).description)))
+            }
+            guard events & (CSHIMS_EPOLLOUT | CSHIMS_EPOLLERR | CSHIMS_EPOLLHUP) != 0 else { return }
+            connected = true
+        }
+        if !outbound.isEmpty {
+            switch outbound.write(to: fd) {
+            case .done: loop.modify(fd, events: CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP)
+            case .wouldBlock: break
+            case .failed:
+                // The server may have answered and closed already (an early error response): read it.
+                break
+            }
+        }
+        if events & (CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP | CSHIMS_EPOLLHUP | CSHIMS_EPOLLERR) != 0 {
+            read()
+        }
+    }
+
+    private func read() {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while !done {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                do {
+                    if let response = try chunk.withUnsafeBytes({ bytes throws(HTTPResponseDecoder.Failure) in
+                        try decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+                    }) {
+                        return end(.success(response))
+                    }
+                } catch let failure as HTTPResponseDecoder.Failure {
+                    return end(.failure(Self.clientError(failure)))
+                } catch {
+                    return end(.failure(HTTPClientError.malformedResponse("\(error)")))
+                }
+                continue
+            }
+            if count == 0 {
+                do {
+                    return end(.success(try decoder.finish()))
+                } catch {
+                    return end(.failure(Self.clientError(error)))
+                }
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return
+            default: return end(.failure(HTTPClientError.connectionLost(SystemError.last("read").description)))
+            }
+        }
+    }
+
+    private static func clientError(_ failure: HTTPResponseDecoder.Failure) -> HTTPClientError {
+        switch failure {
+        case .truncated: .connectionLost("closed before the response was complete")
+        case .tooLarge: .malformedResponse("response too large")
+        case .malformed(let detail): .malformedResponse(detail)
+        }
+    }
+
+    private func end(_ result: Result<HTTPClientResponse, any Error>) {
+        guard !done else { return }
+        done = true
+        if let timer { loop.cancelTimer(timer) }
+        if fd >= 0 {
+            loop.deregister(fd)
+            close(fd)
+            fd = -1
+        }
+        let continuation = finished.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        continuation?.resume(with: result)
+    }
+}

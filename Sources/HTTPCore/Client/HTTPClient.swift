@@ -1,0 +1,152 @@
+import CShims
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A request for `HTTPClient`.
+public struct HTTPClientRequest: Sendable {
+    public var method: String
+    /// Origin-form target: `/path?query`.
+    public var target: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Why a client request failed.
+public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The host name did not resolve.
+    case resolution(String)
+    /// The connection could not be made (refused, unreachable, ...).
+    case connect(String)
+    /// The connection broke: reset, or closed before a complete response.
+    case connectionLost(String)
+    /// The response was not HTTP we can read.
+    case malformedResponse(String)
+    case timedOut
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .resolution(let detail): "cannot resolve: \(detail)"
+        case .connect(let detail): "cannot connect: \(detail)"
+        case .connectionLost(let detail): "connection lost: \(detail)"
+        case .malformedResponse(let detail): "malformed response: \(detail)"
+        case .timedOut: "timed out"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// A small HTTP/1.1 client on the same epoll loop as the server: one connection per request
+/// (`Connection: close`), a deadline per request, and Task cancellation that closes the socket.
+/// Plain `http://` only.
+public final class HTTPClient: Sendable {
+    let loop: EventLoop
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    /// Sends `request` to `host:port` and returns the whole response, or throws within `timeout`.
+    public func send(_ request: HTTPClientRequest, host: String, port: Int, timeout: Duration) async throws(HTTPClientError) -> HTTPClientResponse {
+        let address = try await Self.resolve(host: host, port: port)
+        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
+        for (name, value) in request.headers where !["host", "content-length", "connection"].contains(name.lowercased()) {
+            head += "\(name): \(value)\r\n"
+        }
+        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
+            head += "Content-Length: \(request.body.count)\r\n"
+        }
+        head += "Connection: close\r\n\r\n"
+        let bytes = Array(head.utf8) + request.body
+        let exchange = ClientExchange(loop: loop, address: address, request: bytes, expectsBody: request.method != "HEAD", timeout: timeout)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in
+                    exchange.start(continuation)
+                }
+            } onCancel: {
+                exchange.cancel()
+            }
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw .connectionLost("\(error)")
+        }
+    }
+
+    /// Numeric addresses resolve at once; names are looked up off the loop and off the
+    /// cooperative pool, since `getaddrinfo` blocks.
+    static func resolve(host: String, port: Int) async throws(HTTPClientError) -> ResolvedAddress {
+        let lookup = host == "localhost" ? "127.0.0.1" : host
+        if let numeric = ResolvedAddress(numeric: lookup, port: port) { return numeric }
+        let result: Result<ResolvedAddress, HTTPClientError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: ResolvedAddress.lookUp(lookup, port: port))
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// A socket address ready for `connect`.
+struct ResolvedAddress: Sendable {
+    var storage: sockaddr_storage
+    var length: socklen_t
+    var family: Int32
+
+    init?(numeric host: String, port: Int) {
+        var storage = sockaddr_storage()
+        var address4 = sockaddr_in()
+        var address6 = sockaddr_in6()
+        let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if inet_pton(AF_INET, trimmed, &address4.sin_addr) == 1 {
+            address4.sin_family = sa_family_t(AF_INET)
+            address4.sin_port = in_port_t(UInt16(port).bigEndian)
+            withUnsafeMutableBytes(of: &storage) { target in
+                withUnsafeBytes(of: address4) { target.copyMemory(from: $0) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size), family: AF_INET)
+        } else if inet_pton(AF_INET6, trimmed, &address6.sin6_addr) == 1 {
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            withUnsafeMutableBytes(of: &storage) { target in
+                withUnsafeBytes(of: address6) { target.copyMemory(from: $0) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size), family: AF_INET6)
+        } else {
+            return nil
+        }
+    }
+
+    init(storage: sockaddr_storage, length: socklen_t, family: Int32) {
+        self.storage = storage
+        self.length = length
+        self.family = family
+    }
+
+    static func lookUp(_ host: String, port: Int) -> Result<ResolvedAddress, HTTPClientError> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &results)
+        guard status == 0, let first = results else {
+            return .failure(.resolution("\(host): \(String(cString: gai_strerror(status)))"))
+        }
+        defer { freeaddrinfo(results) }
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
+        }
+        return .success(ResolvedAddress(storage: storage, length: first.pointee.ai_addrlen, family: first.pointee.ai_family))
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// A response as the client reads it.
+public struct HTTPClientResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+}
+
+/// Turns the bytes of a response into status, headers and body: `Content-Length`, chunked, or
+/// (for a connection the server closes) everything up to the end of the stream. A plain state
+/// machine like the request decoder; the client feeds it and tells it when the stream ended.
+struct HTTPResponseDecoder {
+    enum Failure: Error, Equatable {
+        case malformed(String)
+        case tooLarge
+        /// The connection ended before the response was complete.
+        case truncated
+    }
+
+    private enum Phase {
+        case head
+        case fixed(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case untilClose
+        case done
+    }
+
+    private var buffer: [UInt8] = []
+    private var phase = Phase.head
+    private var status = 0
+    private var headers = HTTPHeaders()
+    private var body: [UInt8] = []
+    private let maxBytes: Int
+    /// HEAD answers and 1xx/204/304 carry no body whatever their headers say.
+    private let expectsBody: Bool
+
+    init(maxBytes: Int = 64 * 1024 * 1024, expectsBody: Bool = true) {
+        self.maxBytes = maxBytes
+        self.expectsBody = expectsBody
+    }
+
+    /// Feeds bytes; returns the response once complete.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> HTTPClientResponse? {
+        buffer.append(contentsOf: bytes)
+        if buffer.count + body.count > maxBytes { throw .tooLarge }
+        return try advance()
+    }
+
+    /// The server closed the stream: complete when the body runs until close, else truncated.
+    mutating func finish() throws(Failure) -> HTTPClientResponse {
+        if case .untilClose = phase {
+            body.append(contentsOf: buffer)
+            buffer = []
+            phase = .done
+            return HTTPClientResponse(status: status, headers: headers, body: body)
+        }
+        throw .truncated
+    }
+
+    private mutating func advance() throws(Failure) -> HTTPClientResponse? {
+        while true {
+            switch phase {
+            case .head:
+                guard let end = Self.find([13, 10, 13, 10], in: buffer) else { return nil }
+                try parseHead(Array(buffer[0..<end]))
+                buffer.removeSubrange(0..<(end + 4))
+                if status >= 100 && status < 200 {
+                    // An interim response (100 Continue): the real one follows.
+                    headers = HTTPHeaders()
+                    continue
+                }
+                if !expectsBody || status == 204 || status == 304 {
+                    phase = .done
+                } else if let coding = headers["Transfer-Encoding"] {
+                    guard coding.containsHeaderToken("chunked") else { throw .malformed("transfer coding \(coding)") }
+                    phase = .chunkSize
+                } else if let lengthText = headers["Content-Length"] {
+                    guard let length = Int(lengthText), length >= 0 else { throw .malformed("Content-Length \(lengthText)") }
+                    if length > maxBytes { throw .tooLarge }
+                    phase = .fixed(remaining: length)
+                } else {
+                    phase = .untilClose
+                }
+            case .fixed(let remaining):
+                let take = min(remaining, buffer.count)
+                body.append(contentsOf: buffer[0..<take])
+                buffer.removeSubrange(0..<take)
+                if remaining - take > 0 {
+                    phase = .fixed(remaining: remaining - take)
+                    return nil
+                }
+                phase = .done
+            case .chunkSize:
+                guard let end = Self.find([13, 10], in: buffer) else { return nil }
+                let line = String(decoding: buffer[0..<end], as: UTF8.self)
+                buffer.removeSubrange(0..<(end + 2))
+                let sizeText = line.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingHTTPWhitespace() ?? ""
+                guard let size = Int(sizeText, radix: 16), size >= 0 else { throw .malformed("chunk size \(line.debugDescription)") }
+                if body.count + size > maxBytes { throw .tooLarge }
+                phase = size == 0 ? .trailers : .chunkData(remaining: size)
+            case .chunkData(let remaining):
+                let take = min(remaining, buffer.count)
+                body.append(contentsOf: buffer[0..<take])
+                buffer.removeSubrange(0..<take)
+                if remaining - take > 0 {
+                    phase = .chunkData(remaining: remaining - take)
+                    return nil
+                }
+                phase = .chunkDataEnd
+            case .chunkDataEnd:
+                guard buffer.count >= 2 else { return nil }
+                guard buffer[0] == 13, buffer[1] == 10 else { throw .malformed("chunk without CRLF") }
+                buffer.removeSubrange(0..<2)
+                phase = .chunkSize
+            case .trailers:
+                guard let end = Self.find([13, 10], in: buffer) else { return nil }
+                buffer.removeSubrange(0..<(end + 2))
+                if end == 0 { phase = .done }
+            case .untilClose:
+                body.append(contentsOf: buffer)
+                buffer = []
+                return nil
+            case .done:
+                return HTTPClientResponse(status: status, headers: headers, body: body)
+            }
+        }
+    }
+
+    private mutating func parseHead(_ head: [UInt8]) throws(Failure) {
+        let text = String(decoding: head, as: UTF8.self)
+        var lines = text.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst()
+        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let code = Int(parts[1]) else {
+            throw .malformed("status line \(statusLine.debugDescription)")
+        }
+        status = code
+        headers = HTTPHeaders()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line \(line.debugDescription)") }
+            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingHTTPWhitespace())
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var index = 0
+        while index <= haystack.count - needle.count {
+            if haystack[index] == needle[0] && haystack[index..<index + needle.count].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+@testable import HTTPCore
+
+@Suite("Response decoder")
+struct HTTPResponseDecoderTests {
+    private func decode(_ text: String, closeAtEnd: Bool = false) throws -> HTTPClientResponse? {
+        var decoder = HTTPResponseDecoder()
+        let bytes = Array(text.utf8)
+        if let response = try bytes.withUnsafeBytes({ bytes throws(HTTPResponseDecoder.Failure) in try decoder.feed(bytes) }) {
+            return response
+        }
+        return closeAtEnd ? try decoder.finish() : nil
+    }
+
+    @Test func contentLengthBodies() throws {
+        let response = try #require(try decode("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello"))
+        #expect(response.status == 200)
+        #expect(response.headers["x-a"] == "b")
+        #expect(response.body == Array("hello".utf8))
+    }
+
+    @Test func chunkedBodiesWithExtensionsAndTrailers() throws {
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n"
+        #expect(try decode(text)?.body == Array("hello world".utf8))
+    }
+
+    @Test func bodiesUntilClose() throws {
+        #expect(try decode("HTTP/1.1 200 OK\r\n\r\nall of it", closeAtEnd: true)?.body == Array("all of it".utf8))
+    }
+
+    @Test func interimResponsesAreSkipped() throws {
+        #expect(try decode("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")?.status == 204)
+    }
+
+    @Test func aCutBodyIsTruncated() {
+        #expect(throws: HTTPResponseDecoder.Failure.truncated) {
+            _ = try decode("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhal", closeAtEnd: true)
+        }
+    }
+
+    @Test(arguments: ["<html>captive portal</html>\r\n\r\n", "HTTP/1.1 2OO OK\r\n\r\n", "HTTP/1.1 200 OK\r\nbroken\r\n\r\n",
+                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"])
+    func garbageIsMalformed(_ text: String) {
+        #expect(throws: HTTPResponseDecoder.Failure.self) { _ = try decode(text) }
+    }
+}
+
+@Suite("HTTP client over loopback")
+struct HTTPClientTests {
+    let parking = ParkingLot()
+
+    private func client(_ server: HTTPServer) throws -> HTTPClient {
+        HTTPClient(loop: try EventLoop(name: "client-test"))
+    }
+
+    @Test func getsAResponse() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let response = try await client(server).send(HTTPClientRequest(method: "POST", target: "/echo?x=1", body: Array("hi".utf8)),
+                                                          host: "127.0.0.1", port: server.localAddress.port, timeout: .seconds(5))
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "POST /echo?x=1 hi")
+        }
+    }
+
+    @Test func aConnectionCutBeforeTheAnswerIsLost() async throws {
+        let responder = ClosureResponder { _, _ in .dropConnection }
+        try await withServer(responder: responder) { server in
+            await #expect(throws: HTTPClientError.self) {
+                _ = try await client(server).send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
+                                                  port: server.localAddress.port, timeout: .seconds(5))
+            }
+        }
+    }
+
+    @Test func aConnectionCutMidResponseIsLost() async throws {
+        let responder = ClosureResponder { _, _ in
+            var response = HTTPResponse.text(String(repeating: "x", count: 1000))
+            response.disposition = .truncate(afterBytes: 200)
+            return response
+        }
+        try await withServer(responder: responder) { server in
+            let http = try client(server)
+            do {
+                _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
+                                        port: server.localAddress.port, timeout: .seconds(5))
+                Issue.record("expected a lost connection")
+            } catch let error as HTTPClientError {
+                guard case .connectionLost = error else { Issue.record("got \(error)"); return }
+            }
+        }
+    }
+
+    @Test func aHeldRequestTimesOut() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let http = try client(server)
+            do {
+                _ = try await http.send(HTTPClientRequest(method: "GET", target: "/hold/timeout"), host: "127.0.0.1",
+                                        port: server.localAddress.port, timeout: .milliseconds(100))
+                Issue.record("expected a timeout")
+            } catch let error as HTTPClientError {
+                #expect(error == .timedOut)
+            }
+            await parking.waitUntilAbandoned("/hold/timeout")
+        }
+    }
+
+    @Test func cancellingTheTaskClosesTheConnectionAndTheServerNotices() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let http = try client(server)
+            let port = server.localAddress.port
+            let request = Task {
+                try await http.send(HTTPClientRequest(method: "GET", target: "/hold/cancel"), host: "127.0.0.1", port: port, timeout: .seconds(30))
+            }
+            _ = await parking.held("/hold/cancel")
+            request.cancel()
+            await #expect(throws: HTTPClientError.cancelled) { _ = try await request.value }
+            await parking.waitUntilAbandoned("/hold/cancel")
+        }
+    }
+
+    @Test func aRefusedConnectionIsAConnectError() async throws {
+        let http = HTTPClient(loop: try EventLoop(name: "client-test"))
+        do {
+            _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1", port: 9, timeout: .seconds(5))
+            Issue.record("expected refusal")
+        } catch {
+            guard case .connect = error else { Issue.record("got \(error)"); return }
+        }
+    }
+}
