@@ -50,6 +50,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
+        .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

@@ -25,6 +25,8 @@ public actor ChatSimulator {
     private var linkedUserId: Int64?
     private var nextUserId: Int64
     private var messagesByUser: [Int64: [UpstreamMessage]] = [:]
+    /// The JSON of each message, made once at publish time, in the same order as `messagesByUser`.
+    private var fragmentsByUser: [Int64: [[UInt8]]] = [:]
     private var tokens: Set<String> = []
     private var polls: [UInt64: HeldPoll] = [:]
     private var nextPollID: UInt64 = 1
@@ -117,7 +119,7 @@ public actor ChatSimulator {
             finishPoll(id, with: Self.error(.conflict, "another poller took over"))
         }
         if let batch = available(after: primaryAfter, linkedAfter: linkedAfter) {
-            return .respond(Self.json(batch))
+            return .respond(batch)
         }
         let id = nextPollID
         nextPollID += 1
@@ -134,23 +136,24 @@ public actor ChatSimulator {
         return .hold(held)
     }
 
-    /// Messages after the cursors, at most `maxBatch` per account; nil when there are none.
-    private func available(after primaryAfter: Int64, linkedAfter: Int64?) -> MessagesAnswer? {
-        var answer: [String: [UpstreamMessage]] = [:]
+    /// The answer with the messages after the cursors, at most `maxBatch` per account; nil when there are none.
+    private func available(after primaryAfter: Int64, linkedAfter: Int64?) -> HTTPResponse? {
+        var streams: [(user: Int64, fragments: ArraySlice<[UInt8]>)] = []
         let primary = slice(of: primaryUserId, after: primaryAfter)
-        if !primary.isEmpty { answer[String(primaryUserId)] = primary }
+        if !primary.isEmpty { streams.append((primaryUserId, primary)) }
         if let linkedUserId, let linkedAfter {
             let linked = slice(of: linkedUserId, after: linkedAfter)
-            if !linked.isEmpty { answer[String(linkedUserId)] = linked }
+            if !linked.isEmpty { streams.append((linkedUserId, linked)) }
         }
-        return answer.isEmpty ? nil : MessagesAnswer(messages: answer)
+        guard !streams.isEmpty else { return nil }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: MessageJSON.answer(streams))
     }
 
-    private func slice(of user: Int64, after: Int64) -> [UpstreamMessage] {
-        let all = messagesByUser[user] ?? []
+    private func slice(of user: Int64, after: Int64) -> ArraySlice<[UInt8]> {
+        let all = fragmentsByUser[user] ?? []
         // Ids are 1, 2, 3, ... per user, so the message with id n sits at index n - 1.
         let start = Int(max(0, min(after, Int64(all.count))))
-        return Array(all[start..<min(all.count, start + configuration.maxBatch)])
+        return all[start..<min(all.count, start + configuration.maxBatch)]
     }
 
     private func lastID(of user: Int64) -> Int64 {
@@ -170,7 +173,7 @@ public actor ChatSimulator {
     private func wakePolls() {
         for (id, poll) in polls {
             if let batch = available(after: poll.primaryAfter, linkedAfter: poll.linkedAfter) {
-                finishPoll(id, with: Self.json(batch))
+                finishPoll(id, with: batch)
             }
         }
     }
@@ -256,18 +259,22 @@ public actor ChatSimulator {
         default: return nil
         }
         var list = messagesByUser[user] ?? []
+        var fragments = fragmentsByUser[user] ?? []
         let sentAt = Self.timestamp()
         let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
         var ids: [Int64] = []
         ids.reserveCapacity(count)
         for _ in 0..<count {
             let id = Int64(list.count + 1)
-            list.append(UpstreamMessage(id: id, chatId: Int64.random(in: 1...5, using: &random),
-                                        sender: senders[Int.random(in: 0..<senders.count, using: &random)],
-                                        text: text ?? "Message \(id) for \(account)", sentAt: sentAt))
+            let message = UpstreamMessage(id: id, chatId: Int64.random(in: 1...5, using: &random),
+                                          sender: senders[Int.random(in: 0..<senders.count, using: &random)],
+                                          text: text ?? "Message \(id) for \(account)", sentAt: sentAt)
+            list.append(message)
+            fragments.append(MessageJSON.fragment(message))
             ids.append(id)
         }
         messagesByUser[user] = list
+        fragmentsByUser[user] = fragments
         statistics.published += count
         wakePolls()
         return ids

@@ -13,6 +13,8 @@ let usage = """
                  --connections 10000  --seconds 10
       ingest   200-message batches through the store vs Python sqlite3 executemany, same SQL
                  --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
+      e2e      end-to-end ingest: built-in simulator -> engine -> SQLite, messages/s
+                 --messages 200000  --rounds 3
 
     static and idle need wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3.
     """
@@ -57,6 +59,11 @@ do {
             batchSize: Int(option("--batch-size", in: arguments, default: "200")) ?? 200,
             rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3,
             singleCommits: Int(option("--single-commits", in: arguments, default: "5000")) ?? 5000
+        )
+    case "e2e":
+        try EndToEndBenchmark.run(
+            messages: Int(option("--messages", in: arguments, default: "200000")) ?? 200_000,
+            rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3
         )
     case "--help", "-h", "help":
         print(usage)

@@ -1,0 +1,97 @@
+import Foundation
+
+/// End-to-end ingest: the real dashboard binary with its built-in simulator, `--always-on`, a
+/// store file. Publishes messages through the simulator's control API and measures until the
+/// dashboard's `/api/state` shows the last one stored: upstream -> client -> engine -> SQLite.
+enum EndToEndBenchmark {
+    static func run(messages: Int, rounds: Int) throws {
+        print("end-to-end ingest: \(messages) messages per round on the primary account, \(rounds) round(s)")
+        var rates: [Double] = []
+        for round in 1...rounds {
+            let folder = NSTemporaryDirectory() + "lp-bench-e2e-\(getpid())-\(round)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let child = try ChildProcess(name: "dashboard", executable: try dashboardBinary(),
+                                         arguments: ["--port", "0", "--log-level", "warning", "--always-on", "--db", folder + "/store.sqlite",
+                                                     "--quota", "100000000000"])
+            defer { child.stop() }
+            let simulatorLine = try child.waitForLine(startingWith: "simulator listening on http://")
+            let dashboardLine = try child.waitForLine(startingWith: "dashboard listening on http://")
+            let simulatorPort = try port(in: simulatorLine), dashboardPort = try port(in: dashboardLine)
+            // Let the engine connect (its first poll is held) before the clock starts.
+            _ = try waitFor(dashboardPort) { $0.state == "live" }
+            let start = Date()
+            var published = 0
+            while published < messages {
+                let count = min(100_000, messages - published)
+                _ = try post(port: simulatorPort, path: "/sim/messages", body: "{\"account\":\"primary\",\"count\":\(count)}")
+                published += count
+            }
+            _ = try waitFor(dashboardPort) { $0.primaryCursor >= Int64(messages) }
+            let elapsed = Date().timeIntervalSince(start)
+            let rate = Double(messages) / elapsed
+            rates.append(rate)
+            print(String(format: "  round %d: %d messages stored in %.2f s: %.0f msg/s", round, messages, elapsed, rate))
+        }
+        print(String(format: "median: %.0f msg/s (goal >= 50,000)", median(rates)))
+    }
+
+    struct State {
+        var state: String
+        var primaryCursor: Int64
+    }
+
+    private static func port(in line: String) throws -> Int {
+        guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else { throw BenchError("no port in \(line)") }
+        return port
+    }
+
+    /// Reads `/api/state` every 2 ms until `condition` holds (60 s at most).
+    private static func waitFor(_ port: Int, _ condition: (State) -> Bool) throws -> State {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let body = try get(port: port, path: "/api/state")
+            let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
+            let connection = object["connection"] as? [String: Any]
+            let primary = (object["accounts"] as? [String: Any])?["primary"] as? [String: Any]
+            let state = State(state: connection?["state"] as? String ?? "", primaryCursor: (primary?["cursor"] as? NSNumber)?.int64Value ?? 0)
+            if condition(state) { return state }
+            usleep(2000)
+        }
+        throw BenchError("timed out waiting for the dashboard")
+    }
+
+    private static func get(port: Int, path: String) throws -> Data {
+        try exchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+    }
+
+    private static func post(port: Int, path: String, body: String) throws -> Data {
+        try exchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+    }
+
+    /// One request on a fresh connection, read until the server closes it; returns the body.
+    private static func exchange(port: Int, request: String) throws -> Data {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw BenchError("cannot connect to port \(port)") }
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var response = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            response.append(contentsOf: chunk[0..<count])
+        }
+        guard let split = response.range(of: Data("\r\n\r\n".utf8)) else { throw BenchError("no HTTP response from port \(port)") }
+        return response[split.upperBound...]
+    }
+}
