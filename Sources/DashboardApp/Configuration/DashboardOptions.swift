@@ -45,8 +45,9 @@ public struct DashboardOptions: Sendable, Equatable {
           --port PORT        port to listen on, 0 picks a free one (default 8080)
           --public DIR       folder of the page's static files (default: the Public/ folder
                              of this checkout, found next to the binary or its sources)
-          --upstream URL     the chat server to sync with (default: start the built-in
-                             simulator on a free loopback port)
+          --upstream URL     the chat server to sync with, http:// only (default: start
+                             the built-in simulator on a free loopback port; it prints
+                             "simulator listening on http://127.0.0.1:PORT/" first)
           --quota BYTES      storage quota to start with, instead of the upstream's figure;
                              purchases add to it
           --always-on        sync even when no dashboard tab is open and visible (default:
