@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
         .target(name: "Engine", dependencies: ["Store", "Upstream", "CShims", "Logging"]),
+        // Recoverable errors: the model, options, attempters, the registry of open errors.
+        .target(name: "Recovery"),
         // Leveled logging to stderr.
         .target(name: "Logging"),
         // SIGINT / SIGTERM as something to await; SIGPIPE ignored.
@@ -34,7 +36,7 @@ let package = Package(
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
         .target(name: "HTTPCore", dependencies: ["CShims", "Logging"]),
         // The dashboard application: routes, security policy, problem+json.
-        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Logging"]),
+        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging"]),
         // Executables: thin wiring only.
         .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatSimulator", "Lifecycle", "Logging"]),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Lifecycle", "Logging"]),

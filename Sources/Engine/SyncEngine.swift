@@ -46,6 +46,8 @@ public actor SyncEngine {
     private var purchasedBytes: Int64 = 0
     /// A 401 brought a new token and no call has succeeded with it yet.
     private var refreshedWithoutSuccess = false
+    /// Who waits for the next try to end (`retryAndWait`): true when it connected.
+    private var outcomeWaiters: [CheckedContinuation<Bool, Never>] = []
     private var networkWatch: Task<Void, Never>?
 
     public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
@@ -95,6 +97,25 @@ public actor SyncEngine {
         } else if tag == nil {
             reconcile()
         }
+    }
+
+    /// Skips the wait (or starts the cycle) and suspends until that try has connected (true)
+    /// or failed (false). What a "Try again" button runs.
+    public func retryAndWait() async -> Bool {
+        await withCheckedContinuation { continuation in
+            outcomeWaiters.append(continuation)
+            if tag == nil && !shouldRun {
+                reportOutcome(false)
+                return
+            }
+            retryNow()
+        }
+    }
+
+    private func reportOutcome(_ connected: Bool) {
+        let waiters = outcomeWaiters
+        outcomeWaiters = []
+        waiters.forEach { $0.resume(returning: connected) }
     }
 
     /// After space was freed or bought: fetch again from the same cursors.
@@ -164,6 +185,15 @@ public actor SyncEngine {
 
     public func currentToken() -> String? { token }
 
+    /// A token for a call outside the cycle (a purchase while paused): the cycle's, or a new session's.
+    public func tokenForCall() async throws(UpstreamError) -> String {
+        if let token { return token }
+        return try await upstream.createSession().token
+    }
+
+    /// The upstream, for calls the recovery layer makes (purchases).
+    public nonisolated var upstreamAPI: any UpstreamAPI { upstream }
+
     // MARK: Deciding
 
     private var shouldRun: Bool {
@@ -192,6 +222,7 @@ public actor SyncEngine {
     }
 
     private func stopCycle() {
+        reportOutcome(false)
         tag = nil
         cycleTask?.cancel()
         cycleTask = nil
@@ -229,6 +260,7 @@ public actor SyncEngine {
                     return
                 case .paused(let problem):
                     paused = true
+                    reportOutcome(false)
                     raise(problem)
                     stopCycle()
                     update { $0.state = .paused; $0.retryAt = nil }
@@ -388,6 +420,7 @@ public actor SyncEngine {
     /// Backoff after a failed cycle: full jitter, and at least `atLeast` (3 s after a 409).
     private func waitBeforeRetry(_ tag: UUID, atLeast: Duration) async {
         counters.pollsFailed += 1
+        reportOutcome(false)
         let attempt = status.attempt + 1
         var delay = options.backoff.delay(afterFailure: attempt, using: &random)
         delay = max(delay, atLeast)
@@ -410,6 +443,7 @@ public actor SyncEngine {
     /// still backs off further each time.
     private func connected() {
         update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
+        reportOutcome(true)
         for kind in [EngineProblem.Kind.upstreamError, .badResponse, .unreachable, .tokenRefused, .anotherPoller, .noInternet] {
             clear(kind)
         }

@@ -1,0 +1,106 @@
+import Foundation
+
+/// How the page shows an error (CONTRACT section 6).
+public enum Presentation: String, Sendable, Codable {
+    /// In the page, where the content would be (a panel that could not load).
+    case view
+    /// Above everything: a user action failed, or this must be seen.
+    case alert
+    /// A polite status line for connection trouble, with a countdown and "Retry now".
+    case banner
+    /// Transient and informational; never the only way to an action.
+    case toast
+}
+
+/// What an option does in a dialog: the default button, a cancel button, or neither.
+public enum OptionRole: String, Sendable, Codable {
+    case `default`
+    case cancel
+}
+
+/// A way out of an error, with a stable id the page posts back.
+public struct RecoveryOption: Sendable, Equatable, Codable {
+    public var id: String
+    public var title: String
+    public var role: OptionRole?
+    /// Costs money: the page asks for confirmation first, and it is never retried automatically.
+    public var costsMoney: Bool
+
+    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false) {
+        self.id = id
+        self.title = title
+        self.role = role
+        self.costsMoney = costsMoney
+    }
+
+    public static let tryAgain = RecoveryOption(id: "try-again", title: "Try again", role: .default)
+    public static let cancel = RecoveryOption(id: "cancel", title: "Cancel", role: .cancel)
+    public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space")
+    public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
+}
+
+/// A failure told to a person: what happened, why, what to do, and the options that can work here.
+/// User text and the technical cause (`debug`) are kept apart.
+public struct UserFacingError: Sendable, Equatable, Identifiable {
+    public var id: String
+    /// A URI reference naming the kind, e.g. `/problems/out-of-space`.
+    public var type: String
+    public var title: String
+    /// The reason, in neutral words.
+    public var detail: String
+    public var suggestion: String
+    public var presentation: Presentation
+    public var options: [RecoveryOption]
+    /// The technical cause, for developers only.
+    public var debug: String
+    public var createdAt: Date
+    /// Errors with the same cause key are one error: a repeat updates it instead of adding another.
+    public var causeKey: String
+    /// Extra machine-readable members (for example the storage figures of out-of-space).
+    public var extensions: [String: Int64]
+    /// What an attempter needs to remember between attempts (never shown), e.g. a purchase's key.
+    public var attemptContext: [String: String] = [:]
+
+    public init(id: String = Self.makeID(), type: String, title: String, detail: String, suggestion: String,
+                presentation: Presentation, options: [RecoveryOption], debug: String, createdAt: Date,
+                causeKey: String? = nil, extensions: [String: Int64] = [:]) {
+        self.id = id
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.suggestion = suggestion
+        self.presentation = presentation
+        self.options = options
+        self.debug = debug
+        self.createdAt = createdAt
+        self.causeKey = causeKey ?? type
+        self.extensions = extensions
+    }
+
+    public func option(_ id: String) -> RecoveryOption? {
+        options.first { $0.id == id }
+    }
+
+    public static func makeID() -> String {
+        "e" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+    }
+}
+
+/// How an attempt ended.
+public enum AttemptResult: Sendable, Equatable {
+    case recovered
+    /// The option did not help; `error` is what the user should see now.
+    case failed(UserFacingError)
+}
+
+/// Runs the options of one kind of error. Asynchronous: an option may call the upstream.
+public protocol RecoveryAttempter: Sendable {
+    /// Runs `option` (one of `error.options`) and tells how it went.
+    func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult
+}
+
+/// Where raised and resolved errors are shown. The feed is one implementation; tests record.
+public protocol ErrorPresenter: Sendable {
+    func present(_ error: UserFacingError)
+    func dismiss(_ error: UserFacingError)
+}
