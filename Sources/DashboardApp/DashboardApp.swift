@@ -16,11 +16,9 @@ public struct DashboardApp: HTTPResponder {
     /// - Parameters:
     ///   - port: the port actually bound; it decides which `Host` values are accepted.
     ///   - staticFiles: the `Public/` folder.
-    ///   - store: the local copy of the chat account.
-    ///   - reader: a read-only connection to the same store for scroll-back; nil for a memory store.
-    ///   - engine: the long-poll engine, for `/api/state` and `/api/engine/*`.
-    public init(port: Int, staticFiles: StaticFiles, store: MessageStore, reader: StoreReader? = nil, engine: SyncEngine,
-                secrets: LaunchSecrets = LaunchSecrets()) {
+    ///   - services: the store, engine, feed and error registry behind the API.
+    ///   - secrets: the CSRF token and the epoch (the feed's epoch must be the same).
+    public init(port: Int, staticFiles: StaticFiles, services: DashboardServices, secrets: LaunchSecrets) {
         self.secrets = secrets
         self.hosts = HostAllowList(port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
@@ -28,12 +26,17 @@ public struct DashboardApp: HTTPResponder {
         var router = Router()
         BasicRoutes(secrets: secrets).register(in: &router)
         MessageRoutes(pages: { account, before, limit throws(StoreError) in
-            if let reader {
+            if let reader = services.reader {
                 return try await reader.messages(of: account, before: before, limit: limit)
             }
-            return try await store.messages(of: account, before: before, limit: limit)
+            return try await services.store.messages(of: account, before: before, limit: limit)
         }).register(in: &router)
-        StateRoutes(epoch: secrets.epoch, store: store, engine: engine).register(in: &router)
+        let state = StateRoutes(services: services)
+        state.register(in: &router)
+        PollRoutes(services: services, state: state).register(in: &router)
+        ErrorRoutes(services: services).register(in: &router)
+        SimulatorRoutes(simulator: services.simulator).register(in: &router)
+        MetricsRoutes(services: services).register(in: &router)
         self.router = router
     }
 

@@ -48,7 +48,7 @@ public actor ErrorRegistry {
 
     /// Opens `error`, or updates the open error with the same cause (keeping its id). Returns the error as open.
     @discardableResult
-    public func raise(_ error: UserFacingError, attempter: any RecoveryAttempter) -> UserFacingError {
+    public func raise(_ error: UserFacingError, attempter: any RecoveryAttempter) async -> UserFacingError {
         var error = error
         if let existingID = order.first(where: { open[$0]?.error.causeKey == error.causeKey }), let existing = open[existingID] {
             error.id = existing.error.id
@@ -58,20 +58,20 @@ public actor ErrorRegistry {
             order.append(error.id)
         }
         open[error.id] = Entry(error: error, attempter: attempter)
-        presenter.present(error)
+        await presenter.present(error)
         return error
     }
 
     /// Closes the error with this cause, if open.
-    public func resolve(causeKey: String) {
+    public func resolve(causeKey: String) async {
         guard let id = order.first(where: { open[$0]?.error.causeKey == causeKey }) else { return }
-        resolve(id: id)
+        await resolve(id: id)
     }
 
-    public func resolve(id: String) {
+    public func resolve(id: String) async {
         guard let entry = open.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
-        presenter.dismiss(entry.error)
+        await presenter.dismiss(entry.error)
     }
 
     /// Open errors, oldest first.
@@ -99,15 +99,15 @@ public actor ErrorRegistry {
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
         let clock = self.clock, minimum = minimumAttemptDuration
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
-        let result = await entry.attempter.attempt(option, for: entry.error)
+        var result = await entry.attempter.attempt(option, for: entry.error)
         await floor
         switch result {
         case .recovered:
-            resolve(id: errorID)
+            await resolve(id: errorID)
         case .failed(let next):
             // The same cause updates this error; another cause (a declined purchase) opens beside it,
             // handled by the same attempter.
-            raise(next, attempter: entry.attempter)
+            result = .failed(await raise(next, attempter: entry.attempter))
         }
         let answer = AttemptAnswer(attemptID: "a" + UserFacingError.makeID().dropFirst(), errorID: errorID, optionID: optionID,
                                    result: result)

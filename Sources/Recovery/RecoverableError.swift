@@ -101,6 +101,6 @@ public protocol RecoveryAttempter: Sendable {
 
 /// Where raised and resolved errors are shown. The feed is one implementation; tests record.
 public protocol ErrorPresenter: Sendable {
-    func present(_ error: UserFacingError)
-    func dismiss(_ error: UserFacingError)
+    func present(_ error: UserFacingError) async
+    func dismiss(_ error: UserFacingError) async
 }

@@ -6,6 +6,7 @@ import HTTPCore
 import Lifecycle
 import Logging
 import Store
+import Synchronization
 import Upstream
 
 // The dashboard executable: parse flags, wire the pieces, run until SIGINT / SIGTERM.
@@ -96,8 +97,16 @@ let engineOptions = EngineOptions(
     backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
     quotaOverride: options.quota
 )
-let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds),
-                        options: engineOptions, environment: EngineEnvironment(network: network))
+let secrets = LaunchSecrets()
+let upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
+let serverBox = ServerBox()
+let services = await DashboardServices.assemble(
+    store: store, reader: reader, epoch: secrets.epoch, simulator: simulator?.simulator,
+    httpStatistics: { serverBox.server?.statistics }
+) { emit in
+    SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network), emit: emit)
+}
+let engine = services.engine
 
 let server: HTTPServer
 do {
@@ -106,8 +115,9 @@ do {
                                                errorResponse: DashboardApp.coreErrorResponse),
         loop: loop
     )
+    serverBox.server = server
     let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
-                           store: store, reader: reader, engine: engine)
+                           services: services, secrets: secrets)
     try await server.start(responder: app)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
@@ -123,8 +133,20 @@ say("dashboard listening on http://\(server.localAddress)/")
 let signal = await signals.received()
 log.info("received signal \(signal), stopping")
 await engine.stop()
+// Parked page polls answer now rather than holding the shutdown for their timeout.
+await services.feed.releaseAll()
 await server.shutdown(gracePeriod: .milliseconds(1200))
 if let simulator { await simulator.server.shutdown(gracePeriod: .milliseconds(100)) }
 await store.close()
 log.info("stopped")
 exit(0)
+
+/// Lets `/metrics` read the server's counters although the server is made after the services.
+final class ServerBox: Sendable {
+    private let value = Mutex<HTTPServer?>(nil)
+
+    var server: HTTPServer? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}

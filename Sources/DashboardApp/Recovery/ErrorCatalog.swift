@@ -69,6 +69,7 @@ enum ErrorCatalog {
     }
 
     static func megabytes(_ bytes: Int64) -> String {
+        if bytes < 1_000_000 { return "\(max(1, Int((Double(bytes) / 1000).rounded()))) KB" }
         let value = Double(bytes) / 1_000_000
         return value >= 10 ? "\(Int(value.rounded())) MB" : String(format: "%.1f MB", value)
     }

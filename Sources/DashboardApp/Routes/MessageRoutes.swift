@@ -62,11 +62,15 @@ struct MessagePageBody: Codable, Sendable {
     var nextBefore: Int64?
 
     init(_ page: MessagePage) {
-        messages = page.messages.map {
+        messages = Self.messages(page.messages)
+        nextBefore = page.nextBefore
+    }
+
+    static func messages(_ stored: [StoredMessage]) -> [Message] {
+        stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt)
         }
-        nextBefore = page.nextBefore
     }
 
     func encode(to encoder: any Encoder) throws {

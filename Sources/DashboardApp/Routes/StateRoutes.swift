@@ -5,9 +5,9 @@ import Store
 
 /// `GET /api/state` (the snapshot) and the engine controls `POST /api/engine/{start,stop,retry-now}`.
 struct StateRoutes {
-    let epoch: String
-    let store: MessageStore
-    let engine: SyncEngine
+    let services: DashboardServices
+    private var store: MessageStore { services.store }
+    private var engine: SyncEngine { services.engine }
 
     /// Messages per account in the snapshot.
     static let snapshotMessages = 50
@@ -31,6 +31,9 @@ struct StateRoutes {
     }
 
     func snapshot() async throws -> StateSnapshot {
+        // The seq before the state: an event published meanwhile is then delivered again (the page
+        // keys messages by id), never lost.
+        let seq = await services.feed.currentSeq
         let ids = try await store.accountIDs()
         var accounts = StateSnapshot.Accounts()
         var messages: [String: [MessagePageBody.Message]] = [:]
@@ -43,12 +46,12 @@ struct StateRoutes {
         }
         let usage = await store.storageUsage()
         return StateSnapshot(
-            epoch: epoch,
-            seq: 0,
+            epoch: services.feed.epoch,
+            seq: seq,
             connection: await engine.connectionStatus(),
             accounts: accounts,
             storage: StateSnapshot.Storage(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes),
-            errors: await engine.problems().map { StateSnapshot.ProblemSummary(type: "/problems/" + $0.kind.slug, debug: $0.debug) },
+            errors: await services.registry.openErrors().map(ErrorBody.init),
             messages: messages
         )
     }
@@ -96,25 +99,12 @@ struct StateSnapshot: Encodable, Sendable {
         }
     }
 
-    struct ProblemSummary: Encodable, Sendable {
-        var type: String
-        var debug: String
-    }
-
     var epoch: String
     var seq: Int
     var connection: ConnectionStatus
     var accounts: Accounts
     var storage: Storage
-    var errors: [ProblemSummary]
+    var errors: [ErrorBody]
     var messages: [String: [MessagePageBody.Message]]
 }
 
-extension EngineProblem.Kind {
-    /// `upstreamError` -> `upstream-error`, for problem types.
-    var slug: String {
-        rawValue.reduce(into: "") { text, character in
-            if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
-        }
-    }
-}

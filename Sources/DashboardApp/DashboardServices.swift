@@ -1,0 +1,47 @@
+import ChatSimulator
+import Engine
+import Foundation
+import HTTPCore
+import Recovery
+import Store
+
+/// Everything behind the dashboard's API, wired once: the store, the engine, the feed, the error
+/// registry, and the built-in simulator when there is one.
+public struct DashboardServices: Sendable {
+    public let store: MessageStore
+    public let reader: StoreReader?
+    public let engine: SyncEngine
+    public let feed: EventFeed
+    public let registry: ErrorRegistry
+    public let simulator: ChatSimulator?
+    /// The HTTP server's counters, for `/metrics` (set once the server exists).
+    public let httpStatistics: @Sendable () -> HTTPServerStatistics?
+
+    public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
+                simulator: ChatSimulator?, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
+        self.store = store
+        self.reader = reader
+        self.engine = engine
+        self.feed = feed
+        self.registry = registry
+        self.simulator = simulator
+        self.httpStatistics = httpStatistics
+    }
+
+    /// Builds the engine with its events flowing into a feed and an error registry, and starts
+    /// the task that carries them. `makeEngine` receives the function the engine emits through.
+    public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, simulator: ChatSimulator?,
+                                registryClock: any Clock<Duration> = ContinuousClock(),
+                                httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                                makeEngine: (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
+        let feed = EventFeed(epoch: epoch)
+        let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let engine = makeEngine { sink.yield($0) }
+        let hub = DashboardHub(feed: feed, registry: registry, attempter: EngineAttempter(engine: engine, store: store))
+        Task { await hub.run(events) }
+        await feed.onVisibleTabsChanged { count in await engine.setVisibleTabs(count) }
+        return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
+                                 simulator: simulator, httpStatistics: httpStatistics)
+    }
+}

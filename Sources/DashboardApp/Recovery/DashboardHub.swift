@@ -1,0 +1,112 @@
+import Engine
+import Foundation
+import Recovery
+import Store
+
+/// Where the engine's events go: page events into the feed, problems into the error registry.
+/// Events arrive through one stream, so their order is kept.
+struct DashboardHub: Sendable {
+    let feed: EventFeed
+    let registry: ErrorRegistry
+    let attempter: EngineAttempter
+
+    func run(_ events: AsyncStream<EngineEvent>) async {
+        for await event in events {
+            await handle(event)
+        }
+    }
+
+    func handle(_ event: EngineEvent) async {
+        switch event {
+        case .connection(let status):
+            await feed.publish("connection", status)
+        case let .messages(account, messages, notify):
+            await feed.publish("messages", MessagesEvent(account: account.description, messages: MessagePageBody.messages(messages),
+                                                         notify: notify))
+        case .accountLinked(let userId):
+            await feed.publish("account.linked", ["userId": userId])
+        case .accountUnlinked(let userId):
+            await feed.publish("account.unlinked", ["userId": userId])
+        case .storage(let usage):
+            await feed.publish("storage", StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes))
+        case .problemRaised(let problem):
+            await registry.raise(ErrorCatalog.error(for: problem, at: Date()), attempter: attempter)
+        case .problemCleared(let kind):
+            let causeKey = ErrorCatalog.error(for: EngineProblem(kind: kind, debug: ""), at: Date()).causeKey
+            await registry.resolve(causeKey: causeKey)
+        }
+    }
+}
+
+/// Puts raised and resolved errors into the feed.
+struct FeedPresenter: ErrorPresenter {
+    let feed: EventFeed
+
+    func present(_ error: UserFacingError) async {
+        await feed.publish("error.raised", ErrorBody(error))
+    }
+
+    func dismiss(_ error: UserFacingError) async {
+        await feed.publish("error.resolved", ["id": error.id, "type": error.type])
+    }
+}
+
+struct MessagesEvent: Encodable, Sendable {
+    var account: String
+    var messages: [MessagePageBody.Message]
+    var notify: Bool
+}
+
+struct StorageEvent: Encodable, Sendable {
+    var usedBytes: Int64
+    var quotaBytes: Int64?
+
+    enum CodingKeys: String, CodingKey { case usedBytes, quotaBytes }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(usedBytes, forKey: .usedBytes)
+        try container.encode(quotaBytes, forKey: .quotaBytes)
+    }
+}
+
+/// A recoverable error as RFC 9457 problem JSON with its extension members (CONTRACT section 6).
+struct ErrorBody: Encodable, Sendable {
+    let error: UserFacingError
+
+    init(_ error: UserFacingError) {
+        self.error = error
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    struct Option: Encodable {
+        var id: String
+        var title: String
+        var role: String?
+        var confirm: Bool?
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(error.id, forKey: Key("id"))
+        try container.encode(error.type, forKey: Key("type"))
+        try container.encode(error.title, forKey: Key("title"))
+        try container.encode(error.detail, forKey: Key("detail"))
+        try container.encode(error.suggestion, forKey: Key("suggestion"))
+        try container.encode(error.presentation.rawValue, forKey: Key("presentation"))
+        try container.encode(ISOTime.string(error.createdAt), forKey: Key("createdAt"))
+        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.costsMoney ? true : nil) },
+                             forKey: Key("options"))
+        try container.encode(["underlying": error.debug], forKey: Key("debug"))
+        for (name, value) in error.extensions.sorted(by: { $0.key < $1.key }) {
+            try container.encode(value, forKey: Key(name))
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HTTPCore
+import Recovery
+
+/// `POST /api/errors/{id}/attempts` with `{"option": "<id>"}` and an `Idempotency-Key`.
+struct ErrorRoutes {
+    let services: DashboardServices
+
+    func register(in router: inout Router) {
+        router.add("POST", "/api/errors/{id}/attempts") { request, parameters, _ in
+            try await attempt(request, errorID: parameters["id"] ?? "")
+        }
+    }
+
+    private func attempt(_ request: HTTPRequest, errorID: String) async throws -> HTTPResponse {
+        guard let key = request.headers["Idempotency-Key"], !key.isEmpty, key.utf8.count <= 200 else {
+            return Problem(type: "/problems/idempotency-key-missing", title: "Idempotency-Key required", status: .badRequest,
+                           detail: "Send an Idempotency-Key header: one per option shown, reused for repeated clicks.").response
+        }
+        struct Body: Decodable { var option: String }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            return Problem(status: .badRequest, detail: "The body must be {\"option\": \"<option id>\"}.").response
+        }
+        let answer: ErrorRegistry.AttemptAnswer
+        do {
+            answer = try await services.registry.attempt(errorID: errorID, optionID: body.option, idempotencyKey: key)
+        } catch {
+            switch error {
+            case .unknownError:
+                return Problem(status: .notFound, detail: "There is no open error with id \(errorID.debugDescription).").response
+            case .unknownOption:
+                return Problem(type: "/problems/unknown-option", title: "Unknown option", status: .unprocessableContent,
+                               detail: "This error has no option \(body.option.debugDescription).").response
+            case .keyReusedForAnotherOption:
+                return Problem(type: "/problems/idempotency-key-reused", title: "Idempotency-Key already used", status: .unprocessableContent,
+                               detail: "This key was used for another option; make a new key per option.").response
+            case .attemptRunning:
+                return Problem(type: "/problems/attempt-running", title: "An attempt is already running", status: .conflict,
+                               detail: "Wait for the running attempt of this error to finish.").response
+            }
+        }
+        let body2 = AttemptBody(answer)
+        await services.feed.publish("attempt", AttemptEvent(errorId: answer.errorID, attemptId: answer.attemptID,
+                                                             option: answer.optionID, status: body2.status))
+        return try JSONResponse.make(body2)
+    }
+}
+
+struct AttemptBody: Encodable, Sendable {
+    var attemptId: String
+    var status: String
+    var error: ErrorBody?
+
+    init(_ answer: ErrorRegistry.AttemptAnswer) {
+        attemptId = answer.attemptID
+        switch answer.result {
+        case .recovered:
+            status = "recovered"
+            error = nil
+        case .failed(let next):
+            status = "failed"
+            error = ErrorBody(next)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case attemptId, status, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(attemptId, forKey: .attemptId)
+        try container.encode(status, forKey: .status)
+        try container.encode(error, forKey: .error)
+    }
+}
+
+struct AttemptEvent: Encodable, Sendable {
+    var errorId: String
+    var attemptId: String
+    var option: String
+    var status: String
+}
