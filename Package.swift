@@ -47,7 +47,8 @@ let package = Package(
         // What the test targets share: a raw-socket HTTP client, a child-process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "Recovery", "ChatSimulator", "TestSupport", "Logging"]),
+        .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

@@ -1,4 +1,5 @@
 import Foundation
+import ChatSimulator
 import Engine
 import HTTPCore
 import Store
@@ -36,6 +37,7 @@ struct DashboardAppTests {
     let fixture: PublicFixture
     let store: MessageStore
     let engine: SyncEngine
+    let services: DashboardServices
     let app: DashboardApp
     let context = RequestContext(
         remoteAddress: SocketAddress(host: "127.0.0.1", port: 50000),
@@ -43,12 +45,17 @@ struct DashboardAppTests {
         connectionID: 1
     )
 
-    init() throws {
+    init() async throws {
         fixture = try PublicFixture()
         store = try MessageStore(location: .memory)
+        let secrets = LaunchSecrets()
+        let store = self.store
         // Never activated: these tests look at the HTTP face, not at syncing.
-        engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop))
-        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), store: store, engine: engine)
+        services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, simulator: ChatSimulator()) { emit in
+            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop), emit: emit)
+        }
+        engine = services.engine
+        app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
     }
 
     private func send(_ method: String, _ target: String, headers: HTTPHeaders = [:], body: String = "",

@@ -73,14 +73,5 @@ actor ParkingLot {
     }
 }
 
-extension RawClient {
-    /// Runs the blocking client off the cooperative pool so it never starves the server's tasks.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
-        }
-    }
-}
 
 import Foundation

@@ -142,6 +142,16 @@ public final class RawClient: @unchecked Sendable {
     }
 }
 
+extension RawClient {
+    /// Runs blocking client code on its own thread, so it never starves the cooperative pool that
+    /// the server's tasks run on.
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+}
+
 /// A GET request with the headers every test needs.
 public func rawGet(_ path: String, host: String, extraHeaders: String = "") -> String {
     "GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\(extraHeaders)\r\n"
