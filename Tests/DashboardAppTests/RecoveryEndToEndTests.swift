@@ -1,0 +1,115 @@
+import ChatSimulator
+import Engine
+import Foundation
+import HTTPCore
+import Recovery
+import Store
+import Testing
+import Upstream
+@testable import DashboardApp
+
+/// Out of space with the real simulator, engine and store: raised, recovered through the
+/// attempts, and nothing lost.
+@Suite("Recovery end to end")
+struct RecoveryEndToEndTests {
+    struct World {
+        let loop: EventLoop
+        let simulator: SimulatorServer
+        let store: MessageStore
+        let services: DashboardServices
+    }
+
+    private func world(quota: Int64) async throws -> World {
+        let loop = try EventLoop(name: "recovery-test")
+        let simulator = try await SimulatorServer.start(configuration: SimulatorConfiguration(linkedAtStart: false), loop: loop)
+        let store = try MessageStore(location: .memory)
+        let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
+                                    quotaOverride: quota)
+        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", simulator: simulator.simulator) { emit in
+            SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
+        }
+        await services.engine.activate()
+        return World(loop: loop, simulator: simulator, store: store, services: services)
+    }
+
+    /// Waits (bounded) until `condition` holds; the engine works on its own tasks meanwhile.
+    private func until(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<2000 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    private func outOfSpace(_ world: World) async throws -> UserFacingError {
+        #expect(try await until { await world.services.registry.openErrors().contains { $0.type == "/problems/out-of-space" } })
+        return try #require(await world.services.registry.openErrors().first { $0.type == "/problems/out-of-space" })
+    }
+
+    @Test func buyingSpaceRaisesTheQuotaAndEveryMessageArrivesOnce() async throws {
+        let world = try await world(quota: 2000)
+        await world.simulator.simulator.publish(account: "primary", count: 40)
+        let error = try await outOfSpace(world)
+        #expect(error.presentation == .view)
+        #expect(error.options.map(\.id) == ["cancel", "free-space", "buy-space"])
+        #expect(await world.services.engine.connectionStatus().state == .paused)
+        #expect(await world.store.cursor(for: .primary) == nil, "nothing stored")
+
+        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
+        #expect(answer.result == .recovered)
+        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        let stored = try await world.store.messages(of: .primary, limit: 500).messages.map(\.id).sorted()
+        #expect(stored == (await world.simulator.simulator.sent().primary))
+        #expect(await world.simulator.simulator.stats().purchases == 1)
+        #expect(await world.services.registry.openErrors().isEmpty)
+        await world.services.engine.stop()
+    }
+
+    @Test func freeingSpaceMakesRoomForTheNextBatch() async throws {
+        // About 99 bytes a message: 40 fit into 4,500; 10 more do not, until the oldest go.
+        let world = try await world(quota: 4500)
+        await world.simulator.simulator.publish(account: "primary", count: 40)
+        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        await world.simulator.simulator.publish(account: "primary", count: 10)
+        let error = try await outOfSpace(world)
+        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
+        #expect(answer.result == .recovered)
+        #expect(try await until { await world.store.cursor(for: .primary) == 50 })
+        let usage = await world.store.storageUsage()
+        #expect(usage.usedBytes <= 4500)
+        let newest = try await world.store.messages(of: .primary, limit: 10).messages.map(\.id)
+        #expect(newest == Array((41...50).reversed()), "the new batch is all there")
+        await world.services.engine.stop()
+    }
+
+    @Test func aDeclinedPaymentIsItsOwnErrorAndTryAgainUsesTheSameKey() async throws {
+        let world = try await world(quota: 2000)
+        await world.simulator.simulator.publish(account: "primary", count: 40)
+        let error = try await outOfSpace(world)
+        await world.simulator.simulator.setFaults(FaultSettings(mode: .decline))
+        let declined = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
+        guard case .failed(let next) = declined.result else { Issue.record("expected a decline"); return }
+        #expect(next.type == "/problems/purchase-declined")
+        #expect(next.options.map(\.id) == ["try-again", "cancel"])
+        #expect(await world.services.registry.openErrors().map(\.type) == ["/problems/out-of-space", "/problems/purchase-declined"])
+
+        await world.simulator.simulator.setFaults(FaultSettings(mode: .none))
+        let retried = try await world.services.registry.attempt(errorID: next.id, optionID: "try-again", idempotencyKey: "k2")
+        #expect(retried.result == .recovered)
+        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        #expect(await world.simulator.simulator.stats().purchases == 1)
+        await world.services.engine.stop()
+    }
+
+    @Test func cancelTurnsTheViewIntoABannerAndTheEngineStaysPaused() async throws {
+        let world = try await world(quota: 2000)
+        await world.simulator.simulator.publish(account: "primary", count: 40)
+        let error = try await outOfSpace(world)
+        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "c")
+        guard case .failed(let banner) = answer.result else { Issue.record("expected the error to stay"); return }
+        #expect(banner.id == error.id && banner.presentation == .banner)
+        #expect(await world.services.engine.connectionStatus().state == .paused)
+        await world.services.engine.stop()
+    }
+}
