@@ -261,6 +261,52 @@ struct DashboardAppTests {
         #expect(await engine.connectionStatus().activeCycles == 0, "stopped by the user, so no cycle even when active")
     }
 
+    // MARK: Poll, attempts and the simulator proxy
+
+    @Test func pollWithAForeignEpochGetsAResetWithTheState() async throws {
+        let response = try await send("GET", "/api/poll?since=0&epoch=another-launch&timeout=0")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect(body["reset"] as? Bool == true)
+        #expect(body["epoch"] as? String == app.secrets.epoch)
+        #expect((body["state"] as? [String: Any])?["connection"] != nil)
+    }
+
+    @Test func pollWithEventsAnswersAtOnce() async throws {
+        await services.feed.publish("storage", ["usedBytes": 5])
+        let response = try await send("GET", "/api/poll?since=0&epoch=\(app.secrets.epoch)&timeout=0")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect((body["events"] as? [[String: Any]])?.map { $0["type"] as? String } == ["storage"])
+        #expect(response.headers["Cache-Control"] == "no-store")
+    }
+
+    @Test(arguments: ["/api/poll?since=-1", "/api/poll?since=x", "/api/poll?timeout=61", "/api/poll?timeout=soon"])
+    func badPollParametersAre400(_ target: String) async throws {
+        #expect(try await send("GET", target).status == .badRequest)
+    }
+
+    @Test func attemptsNeedAKeyAndAnOpenError() async throws {
+        var headers: HTTPHeaders = ["Content-Type": "application/json", "X-CSRF-Token": app.secrets.csrfToken]
+        let noKey = try await send("POST", "/api/errors/e1/attempts", headers: headers, body: #"{"option":"cancel"}"#)
+        #expect(noKey.status == .badRequest)
+        headers.add("Idempotency-Key", "k")
+        let unknown = try await send("POST", "/api/errors/e1/attempts", headers: headers, body: #"{"option":"cancel"}"#)
+        #expect(unknown.status == .notFound)
+        let badBody = try await send("POST", "/api/errors/e1/attempts", headers: headers, body: #"{"choice":1}"#)
+        #expect(badBody.status == .badRequest)
+    }
+
+    @Test func theSimulatorIsDrivenThroughTheProxyWithTheToken() async throws {
+        let published = try await send("POST", "/api/simulator/messages",
+                                       headers: ["Content-Type": "application/json", "X-CSRF-Token": app.secrets.csrfToken],
+                                       body: #"{"account":"primary","count":2}"#)
+        #expect(published.status == .ok)
+        let refused = try await send("POST", "/api/simulator/faults", headers: ["Content-Type": "application/json"], body: #"{"mode":"offline"}"#)
+        #expect(refused.status == .forbidden)
+        let sent = try await send("GET", "/api/simulator/sent")
+        #expect(String(decoding: sent.body, as: UTF8.self) == #"{"linked":[],"primary":[1,2]}"#
+            || String(decoding: sent.body, as: UTF8.self) == #"{"primary":[1,2],"linked":[]}"#)
+    }
+
     // MARK: Static files
 
     @Test func rootServesIndexWithTypeETagAndSecurityHeaders() async throws {
@@ -318,3 +364,21 @@ struct DashboardAppTests {
     }
 }
 
+
+@Suite("OpenAPI description")
+struct OpenAPITests {
+    @Test func everyAPIRouteIsDescribed() throws {
+        let path = PublicDirectory.locate(explicit: nil, executablePath: "/nonexistent")! + "/openapi.json"
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        #expect((document["openapi"] as? String)?.hasPrefix("3.") == true)
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let routes: [(String, String)] = [
+            ("get", "/api/session"), ("get", "/api/state"), ("get", "/api/messages"), ("get", "/api/poll"),
+            ("post", "/api/errors/{id}/attempts"), ("post", "/api/engine/start"), ("post", "/api/engine/stop"),
+            ("post", "/api/engine/retry-now"), ("get", "/api/simulator/{action}"), ("post", "/api/simulator/{action}"),
+        ]
+        for (method, route) in routes {
+            #expect(paths[route]?[method] != nil, "\(method.uppercased()) \(route)")
+        }
+    }
+}
