@@ -30,11 +30,11 @@ public struct DashboardServices: Sendable {
 
     /// Builds the engine with its events flowing into a feed and an error registry, and starts
     /// the task that carries them. `makeEngine` receives the function the engine emits through.
-    public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, simulator: ChatSimulator?,
+    public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                                 makeEngine: (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
-        let feed = EventFeed(epoch: epoch)
+        let feed = EventFeed(epoch: epoch, loop: loop)
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }

@@ -101,7 +101,7 @@ let secrets = LaunchSecrets()
 let upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
 let serverBox = ServerBox()
 let services = await DashboardServices.assemble(
-    store: store, reader: reader, epoch: secrets.epoch, simulator: simulator?.simulator,
+    store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
     httpStatistics: { serverBox.server?.statistics }
 ) { emit in
     SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network), emit: emit)

@@ -5,6 +5,8 @@ import Testing
 
 @Suite("Event feed")
 struct EventFeedTests {
+    static let loop = try! EventLoop(name: "feed-test")
+
     private func events(_ response: HTTPResponse) throws -> (seq: Int, types: [String]) {
         let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
         let events = body["events"] as? [[String: Any]] ?? []
@@ -12,7 +14,7 @@ struct EventFeedTests {
     }
 
     @Test func eventsAfterSinceComeAtOnce() async throws {
-        let feed = EventFeed(epoch: "E")
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
         await feed.publish("a", ["x": 1])
         await feed.publish("b", ["x": 2])
         guard case .now(let response) = await feed.poll(since: 1, epoch: "E", timeout: .seconds(1), visible: false) else {
@@ -24,7 +26,7 @@ struct EventFeedTests {
 
     @Test(arguments: [("other", 0), ("E", 99)])
     func aForeignEpochOrASeqFromTheFutureResets(_ epoch: String, _ since: Int) async {
-        let feed = EventFeed(epoch: "E")
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
         await feed.publish("a", ["x": 1])
         guard case .reset = await feed.poll(since: since, epoch: epoch, timeout: .seconds(1), visible: false) else {
             Issue.record("expected a reset")
@@ -33,7 +35,7 @@ struct EventFeedTests {
     }
 
     @Test func aSinceThatFellOutOfTheBufferResets() async {
-        let feed = EventFeed(epoch: "E", maxEvents: 3)
+        let feed = EventFeed(epoch: "E", loop: Self.loop, maxEvents: 3)
         for index in 1...10 { await feed.publish("e", ["i": index]) }
         guard case .reset = await feed.poll(since: 2, epoch: "E", timeout: .seconds(1), visible: false) else {
             Issue.record("events 3...7 are gone: reset")
@@ -46,7 +48,7 @@ struct EventFeedTests {
     }
 
     @Test func aParkedPollWakesOnPublishAndGoneClientsAreSweptInThatPass() async throws {
-        let feed = EventFeed(epoch: "E")
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
         guard case .held(let live) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true),
               case .held(let gone) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false) else {
             Issue.record("expected parked polls")
@@ -63,7 +65,7 @@ struct EventFeedTests {
     }
 
     @Test func visibleTabsAreReportedForTheLifecycle() async throws {
-        let feed = EventFeed(epoch: "E")
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
         let (counts, sink) = AsyncStream.makeStream(of: Int.self)
         await feed.onVisibleTabsChanged { sink.yield($0) }
         _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)

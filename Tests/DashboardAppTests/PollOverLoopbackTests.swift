@@ -16,7 +16,7 @@ struct PollOverLoopbackTests {
         let loop = try EventLoop(name: "poll-test")
         let store = try MessageStore(location: .memory)
         let secrets = LaunchSecrets()
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, simulator: nil) { emit in
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop, simulator: nil) { emit in
             SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
         }
         let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)

@@ -26,7 +26,7 @@ struct RecoveryEndToEndTests {
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
                                     quotaOverride: quota)
         let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", simulator: simulator.simulator) { emit in
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", loop: loop, simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
         await services.engine.activate()

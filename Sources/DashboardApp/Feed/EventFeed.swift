@@ -17,16 +17,30 @@ public actor EventFeed {
     private var nextPollID: UInt64 = 1
     private var visibilityObserver: (@Sendable (Int) async -> Void)?
     private var lastVisibleCount = 0
+    /// Parked polls from visible tabs, kept as polls park and leave (not counted on every change).
+    private var visibleParked = 0
     private var counters = FeedCounters()
 
     private struct ParkedPoll {
         var since: Int
         var visible: Bool
         var held: HeldResponse
-        var timer: Task<Void, Never>
+        var deadline: ContinuousClock.Instant
     }
 
-    public init(epoch: String, maxEvents: Int = 1000, maxAge: Duration = .seconds(600)) {
+    /// One task expires every parked poll whose timeout passed (one timer, not one per poll).
+    private var sweeper: Task<Void, Never>?
+    private static let sweepInterval = Duration.milliseconds(250)
+
+    private let loop: EventLoop
+
+    /// The feed runs on the HTTP server's loop, the thread that reads and writes the polls' sockets.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        loop.asUnownedSerialExecutor()
+    }
+
+    public init(epoch: String, loop: EventLoop, maxEvents: Int = 1000, maxAge: Duration = .seconds(600)) {
+        self.loop = loop
         self.epoch = epoch
         self.maxEvents = maxEvents
         self.maxAge = maxAge
@@ -74,18 +88,19 @@ public actor EventFeed {
     }
 
     /// One pass over the parked polls: answer the live ones, drop the ones whose client left.
+    /// Polls waiting since the same seq (usually all of them) share one answer.
     private func wakeAll() {
         var answered = 0
-        parked = parked.filter { _, poll in
-            if poll.held.isAbandoned {
-                poll.timer.cancel()
-                return false
-            }
-            poll.timer.cancel()
-            poll.held.complete(with: answer(after: poll.since))
+        var answers: [Int: HTTPResponse] = [:]
+        for (_, poll) in parked {
+            if poll.held.isAbandoned { continue }
+            let response = answers[poll.since] ?? answer(after: poll.since)
+            answers[poll.since] = response
+            poll.held.complete(with: response)
             answered += 1
-            return false
         }
+        parked.removeAll(keepingCapacity: true)
+        visibleParked = 0
         counters.pollsWoken += answered
         reportVisibility()
     }
@@ -103,7 +118,9 @@ public actor EventFeed {
         counters.polls += 1
         trim()
         let oldest = buffer.first?.seq ?? (seq + 1)
-        if clientEpoch != epoch || since > seq || (since < oldest - 1 && since < seq) {
+        // No epoch at all is a client that does not know one yet; another epoch is another launch.
+        let foreignEpoch = clientEpoch.map { $0 != epoch } ?? false
+        if foreignEpoch || since > seq || (since < oldest - 1 && since < seq) {
             counters.resets += 1
             return .reset
         }
@@ -115,12 +132,9 @@ public actor EventFeed {
         let held = HeldResponse(onAbandoned: { [weak self] in
             Task { await self?.abandoned(id) }
         })
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            guard !Task.isCancelled else { return }
-            await self?.expire(id)
-        }
-        parked[id] = ParkedPoll(since: since, visible: visible, held: held, timer: timer)
+        parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: ContinuousClock.now + timeout)
+        startSweeper()
+        if visible { visibleParked += 1 }
         reportVisibility()
         return .held(held)
     }
@@ -130,31 +144,55 @@ public actor EventFeed {
         answer(after: seq)
     }
 
-    private func expire(_ id: UInt64) {
-        guard let poll = parked.removeValue(forKey: id) else { return }
-        counters.timeouts += 1
-        poll.held.complete(with: answer(after: poll.since))
+    private func startSweeper() {
+        guard sweeper == nil else { return }
+        sweeper = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.sweepInterval)
+                guard let self, await self.expireDue() else { return }
+            }
+        }
+    }
+
+    /// Answers the polls whose timeout has passed; returns false (ending the sweeper) when none is left.
+    private func expireDue() -> Bool {
+        let now = ContinuousClock.now
+        for (id, poll) in parked where poll.deadline <= now {
+            _ = unpark(id)
+            counters.timeouts += 1
+            poll.held.complete(with: answer(after: poll.since))
+        }
         reportVisibility()
+        if parked.isEmpty {
+            sweeper = nil
+            return false
+        }
+        return true
     }
 
     private func abandoned(_ id: UInt64) {
-        guard let poll = parked.removeValue(forKey: id) else { return }
-        poll.timer.cancel()
+        guard unpark(id) != nil else { return }
         counters.abandoned += 1
         reportVisibility()
+    }
+
+    private func unpark(_ id: UInt64) -> ParkedPoll? {
+        guard let poll = parked.removeValue(forKey: id) else { return nil }
+        if poll.visible { visibleParked -= 1 }
+        return poll
     }
 
     /// Ends every parked poll with what it has (for shutdown).
     public func releaseAll() {
         for (_, poll) in parked {
-            poll.timer.cancel()
             poll.held.complete(with: answer(after: poll.since))
         }
         parked.removeAll()
+        visibleParked = 0
     }
 
     private func reportVisibility() {
-        let visible = parked.values.filter(\.visible).count
+        let visible = visibleParked
         guard visible != lastVisibleCount else { return }
         lastVisibleCount = visible
         if let visibilityObserver {
@@ -165,11 +203,11 @@ public actor EventFeed {
     private func answer(after since: Int) -> HTTPResponse {
         var body = Array(#"{"epoch":""#.utf8) + Array(epoch.utf8) + Array(#"","seq":"#.utf8) + Array(String(seq).utf8)
         body += Array(#","events":["#.utf8)
-        var first = true
-        for event in buffer where event.seq > since {
-            if !first { body.append(UInt8(ascii: ",")) }
-            body += event.json
-            first = false
+        // Seqs in the buffer are consecutive, so the first one after `since` is found by arithmetic.
+        let start = max(0, since + 1 - (buffer.first?.seq ?? since + 1))
+        for index in start..<buffer.count {
+            if index > start { body.append(UInt8(ascii: ",")) }
+            body += buffer[index].json
         }
         body += Array("]}".utf8)
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: body)

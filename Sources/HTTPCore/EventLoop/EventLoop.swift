@@ -14,13 +14,15 @@ protocol EventLoopHandler: AnyObject {
 ///
 /// It is also a `TaskExecutor`: a task started with `Task(executorPreference: loop)` runs its
 /// non-isolated code on the loop thread, so a responder that answers without suspending never
-/// leaves the thread that read the request.
+/// leaves the thread that read the request. And it is a `SerialExecutor`: an actor that names the
+/// loop as its executor (the dashboard's event feed) runs there too, so a parked poll is woken
+/// without a single thread switch.
 ///
 /// Thread confinement: `handlers` and `timers` are touched only on the loop thread (checked with
 /// `assertOnLoop()` in debug builds); other threads reach the loop through `execute(_:)`, which is
 /// the only state shared across threads, guarded by a mutex. That is why the class can be
 /// `@unchecked Sendable`.
-public final class EventLoop: TaskExecutor, @unchecked Sendable {
+public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable {
     private enum Work {
         case job(UnownedJob)
         case closure(@Sendable () -> Void)
@@ -83,6 +85,15 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         enqueue(.job(UnownedJob(job)))
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets `assumeIsolated` and the runtime's isolation checks ask whether we are on the loop.
+    public func checkIsolated() {
+        precondition(inEventLoop, "not on the event loop thread")
     }
 
     private func enqueue(_ work: Work) {
@@ -158,6 +169,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         var events = [UInt32](repeating: 0, count: Int(capacity))
         var data = [UInt64](repeating: 0, count: Int(capacity))
         let taskExecutor = asUnownedTaskExecutor()
+        let serialExecutor = asUnownedSerialExecutor()
 
         while !stopRequested.load(ordering: .acquiring) {
             let hasQueuedWork = queue.withLock { !$0.isEmpty }
@@ -187,7 +199,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             }
             for work in batch {
                 switch work {
-                case .job(let job): job.runSynchronously(on: taskExecutor)
+                case .job(let job): job.runSynchronously(isolatedTo: serialExecutor, taskExecutor: taskExecutor)
                 case .closure(let closure): closure()
                 }
             }
