@@ -484,7 +484,6 @@ public actor SyncEngine {
     /// Stores each stream's messages (its own transaction and cursor) and tells the feed.
     private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
         let receivedAt = Self.timestamp(now())
-        var stored = false
         for (key, list) in answer.messages.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
             guard let userID = Int64(key), let account = role(of: userID) else {
                 counters.unknownStreamsIgnored += 1
@@ -502,14 +501,14 @@ public actor SyncEngine {
             // but the feed hears of it only from the current cycle.
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
-            stored = stored || !fresh.isEmpty
             let backlogEnd = backlogThrough[account] ?? 0
             let backlog = fresh.filter { $0.id <= backlogEnd }
             let live = fresh.filter { $0.id > backlogEnd }
             if !backlog.isEmpty { emit(.messages(account: account, messages: backlog, notify: false)) }
             if !live.isEmpty { emit(.messages(account: account, messages: live, notify: true)) }
         }
-        if stored { emit(.storage(await store.storageUsage())) }
+        // No separate storage event per batch: the feed puts the usage into the messages event,
+        // so one batch wakes each dashboard tab once.
     }
 
     private func role(of userID: Int64) -> AccountRole? {
@@ -545,13 +544,19 @@ public actor SyncEngine {
         emit(.problemCleared(kind))
     }
 
+    /// Changes the status and tells the feed, unless only `lastSuccessAt` moved: every answered
+    /// poll moves it, and waking every dashboard tab for that alone would double the fan-out.
     private func update(_ change: (inout ConnectionStatus) -> Void) {
         var next = status
         change(&next)
         next.activeCycles = tag == nil ? 0 : 1
         guard next != status else { return }
+        var previousIgnoringSuccess = status
+        previousIgnoringSuccess.lastSuccessAt = next.lastSuccessAt
         status = next
-        emit(.connection(next))
+        if previousIgnoringSuccess != next {
+            emit(.connection(next))
+        }
     }
 
     static func timestamp(_ date: Date) -> String {

@@ -9,6 +9,14 @@ struct DashboardHub: Sendable {
     let feed: EventFeed
     let registry: ErrorRegistry
     let attempter: EngineAttempter
+    let storage: StorageCoalescer
+
+    init(feed: EventFeed, registry: ErrorRegistry, attempter: EngineAttempter) {
+        self.feed = feed
+        self.registry = registry
+        self.attempter = attempter
+        self.storage = StorageCoalescer(feed: feed)
+    }
 
     func run(_ events: AsyncStream<EngineEvent>) async {
         for await event in events {
@@ -21,20 +29,63 @@ struct DashboardHub: Sendable {
         case .connection(let status):
             await feed.publish("connection", status)
         case let .messages(account, messages, notify):
+            let usage = await attempter.store.storageUsage()
             await feed.publish("messages", MessagesEvent(account: account.description, messages: MessagePageBody.messages(messages),
-                                                         notify: notify))
+                                                         notify: notify,
+                                                         storage: StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes)))
         case .accountLinked(let userId):
             await feed.publish("account.linked", ["userId": userId])
         case .accountUnlinked(let userId):
             await feed.publish("account.unlinked", ["userId": userId])
         case .storage(let usage):
-            await feed.publish("storage", StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes))
+            await storage.offer(StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes))
         case .problemRaised(let problem):
             await registry.raise(ErrorCatalog.error(for: problem, at: Date()), attempter: attempter)
         case .problemCleared(let kind):
             let causeKey = ErrorCatalog.error(for: EngineProblem(kind: kind, debug: ""), at: Date()).causeKey
             await registry.resolve(causeKey: causeKey)
         }
+    }
+}
+
+/// Storage changes with every batch; the page's meter needs at most one update a second. The
+/// first change of a quiet second goes out at once, later ones are folded into one that goes
+/// out when the second is over, so the last figure always arrives.
+actor StorageCoalescer {
+    private let feed: EventFeed
+    private let window: Duration
+    private var lastSent: ContinuousClock.Instant?
+    private var pending: StorageEvent?
+    private var flusher: Task<Void, Never>?
+
+    init(feed: EventFeed, window: Duration = .seconds(1)) {
+        self.feed = feed
+        self.window = window
+    }
+
+    func offer(_ event: StorageEvent) async {
+        let now = ContinuousClock.now
+        if let lastSent, now - lastSent < window {
+            pending = event
+            if flusher == nil {
+                let wait = window - (now - lastSent)
+                flusher = Task { [weak self] in
+                    try? await Task.sleep(for: wait)
+                    await self?.flush()
+                }
+            }
+            return
+        }
+        lastSent = now
+        await feed.publish("storage", event)
+    }
+
+    private func flush() async {
+        flusher = nil
+        guard let pending else { return }
+        self.pending = nil
+        lastSent = ContinuousClock.now
+        await feed.publish("storage", pending)
     }
 }
 
@@ -55,6 +106,8 @@ struct MessagesEvent: Encodable, Sendable {
     var account: String
     var messages: [MessagePageBody.Message]
     var notify: Bool
+    /// The usage after this batch, so the storage meter follows without an event of its own.
+    var storage: StorageEvent
 }
 
 struct StorageEvent: Encodable, Sendable {
