@@ -139,11 +139,6 @@ public actor EventFeed {
         return .held(held)
     }
 
-    /// An answer with no events, for a poll woken by shutdown or timeout.
-    public func emptyAnswer() -> HTTPResponse {
-        answer(after: seq)
-    }
-
     private func startSweeper() {
         guard sweeper == nil else { return }
         sweeper = Task { [weak self] in
@@ -210,7 +205,10 @@ public actor EventFeed {
             body += buffer[index].json
         }
         body += Array("]}".utf8)
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: body)
+        // Written straight to held connections, past the app's own header pass.
+        var response = HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: body)
+        SecurityHeaders.apply(to: &response, isAPI: true)
+        return response
     }
 }
 

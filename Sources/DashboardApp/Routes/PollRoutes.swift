@@ -35,9 +35,8 @@ struct PollRoutes {
         case .now(let response):
             return response
         case .held(let held):
-            // nil: the client left; nobody will read what we return.
-            if let answer = await held.value() { return answer }
-            return await services.feed.emptyAnswer()
+            // The connection waits for the feed; no task stays suspended per parked poll.
+            return .held(held)
         case .reset:
             let snapshot = try await state.snapshot()
             return try JSONResponse.make(ResetBody(epoch: services.feed.epoch, seq: snapshot.seq, reset: true, state: snapshot), dates: true)

@@ -13,12 +13,30 @@ public struct HTTPResponse: Sendable {
         case abortConnection
         /// Write only the first `bytes` bytes of the encoded response, then close.
         case truncate(afterBytes: Int)
+        /// The connection waits for `HeldResponse` to be completed and writes that instead.
+        case held(HeldResponse)
+
+        public static func == (lhs: Disposition, rhs: Disposition) -> Bool {
+            switch (lhs, rhs) {
+            case (.normal, .normal), (.abortConnection, .abortConnection): true
+            case let (.truncate(a), .truncate(b)): a == b
+            case let (.held(a), .held(b)): a === b
+            default: false
+            }
+        }
     }
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// The answer comes later through `held`; the responder's task can end now.
+    public static func held(_ held: HeldResponse) -> HTTPResponse {
+        var response = HTTPResponse(status: .ok)
+        response.disposition = .held(held)
+        return response
     }
 
     /// A connection cut before any answer.

@@ -33,6 +33,8 @@ final class Connection: EventLoopHandler {
     private var deadline = Deadline.none
     private var interest: UInt32 = 0
     private var inFlight: Task<Void, Never>?
+    /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
+    private var held: HeldResponse?
     private var inFlightIsHead = false
     private var closeAfterFlush = false
     private var lingerAfterFlush = false
@@ -51,8 +53,8 @@ final class Connection: EventLoopHandler {
         deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
     }
 
-    var isIdle: Bool { inFlight == nil && outbound.isEmpty && !decoder.hasPartialRequest }
-    var hasRequestInFlight: Bool { inFlight != nil }
+    var isIdle: Bool { inFlight == nil && held == nil && outbound.isEmpty && !decoder.hasPartialRequest }
+    var hasRequestInFlight: Bool { inFlight != nil || held != nil }
 
     func start() throws {
         interest = CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP
@@ -114,7 +116,7 @@ final class Connection: EventLoopHandler {
 
     /// Starts the next buffered request if none is being answered.
     private func processInput() {
-        while phase == .open && inFlight == nil && !closeAfterFlush && outbound.byteCount < Self.outboundHighWater {
+        while phase == .open && inFlight == nil && held == nil && !closeAfterFlush && outbound.byteCount < Self.outboundHighWater {
             let event: HTTPRequestDecoder.Event?
             do {
                 event = try decoder.next()
@@ -162,9 +164,39 @@ final class Connection: EventLoopHandler {
     private func finish(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         guard phase == .open, inFlight != nil else { return }
         inFlight = nil
+        if case .held(let heldResponse) = response.disposition {
+            held = heldResponse
+            let server = self.server, fd = self.fd, id = self.id
+            let attached = heldResponse.attach { answer in
+                // Inline when completed on the loop thread: the answer is written right away.
+                server.loop.execute {
+                    server.connection(fd: fd, id: id)?.deliverHeld(answer, keepAlive: keepAlive, isHTTP10: isHTTP10)
+                }
+            }
+            if !attached {
+                held = nil
+                abort()
+            }
+            return
+        }
+        write(response, keepAlive: keepAlive, isHTTP10: isHTTP10)
+    }
+
+    /// The answer to a held request has come.
+    private func deliverHeld(_ answer: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
+        guard phase == .open, held != nil else { return }
+        held = nil
+        var answer = answer
+        if case .held = answer.disposition {
+            answer = HTTPResponse(status: .internalServerError)  // a held answer cannot be held again
+        }
+        write(answer, keepAlive: keepAlive, isHTTP10: isHTTP10)
+    }
+
+    private func write(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         requestsServed += 1
         switch response.disposition {
-        case .normal:
+        case .normal, .held:
             break
         case .abortConnection:
             abort()
@@ -194,6 +226,8 @@ final class Connection: EventLoopHandler {
         guard phase == .open else { return }
         inFlight?.cancel()
         inFlight = nil
+        held?.abandon()
+        held = nil
         server.recordResponse(status: response.status.code)
         for chunk in server.encoder.encode(response, omitBody: false, close: true) {
             outbound.append(chunk)
@@ -245,7 +279,7 @@ final class Connection: EventLoopHandler {
         if !outbound.isEmpty {
             if case .write = deadline { return }
             deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
-        } else if inFlight != nil {
+        } else if inFlight != nil || held != nil {
             deadline = .none
         } else if decoder.hasPartialRequest {
             if case .head = deadline { return }
@@ -301,21 +335,24 @@ final class Connection: EventLoopHandler {
             close()
         } else {
             closeAfterFlush = true
-            if inFlight == nil && outbound.isEmpty {
+            if inFlight == nil && held == nil && outbound.isEmpty {
                 close()
             }
         }
     }
 
-    /// Cancels the request in flight: its responder sees task cancellation.
+    /// Cancels the request in flight: its responder sees task cancellation, a holder sees abandonment.
     func cancelInFlight() {
         inFlight?.cancel()
+        held?.abandon()
     }
 
     /// The client is gone or misbehaved: cancel any request in flight and close at once.
     func abort() {
         inFlight?.cancel()
         inFlight = nil
+        held?.abandon()
+        held = nil
         close()
     }
 

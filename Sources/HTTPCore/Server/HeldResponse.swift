@@ -2,20 +2,26 @@ import Synchronization
 
 /// A response that someone else will supply later, from any task or actor.
 ///
-/// The responder awaits ``value()``; whoever holds the object calls ``complete(with:)``. If the
-/// client goes away first, the server cancels the responder's task: ``value()`` then returns nil,
-/// ``isAbandoned`` turns true and `onAbandoned` runs, so a registry of held requests can drop it at
-/// once or in its next sweep.
+/// Two ways to wait for it:
+/// - a responder awaits ``value()``; if the client goes away first the server cancels that task,
+///   `value()` returns nil, ``isAbandoned`` turns true and `onAbandoned` runs;
+/// - or a responder returns ``HTTPResponse/held(_:)``: its task ends at once and the connection
+///   itself waits, so a long-poll costs no suspended task. When the holder completes it on the
+///   event loop's thread (an actor running on the loop), the answer is written right there.
+///
+/// Either way, a registry of held requests can drop abandoned ones at once or in its next sweep.
 ///
 /// ```swift
 /// let held = HeldResponse()
 /// registry.park(held)                       // someone calls held.complete(with:) later
-/// return await held.value() ?? .text("gone")
+/// return .held(held)
 /// ```
 public final class HeldResponse: Sendable {
     private enum State {
         case pending
         case waiting(CheckedContinuation<HTTPResponse?, Never>)
+        /// A connection waits; the closure writes the answer on it.
+        case attached(@Sendable (HTTPResponse) -> Void)
         case completed(HTTPResponse)
         case delivered
         case abandoned
@@ -28,7 +34,7 @@ public final class HeldResponse: Sendable {
         self.onAbandoned = onAbandoned
     }
 
-    /// True once the waiting task was cancelled: the client is gone and nobody will read a response.
+    /// True once the client is known to be gone: nobody will read a response.
     public var isAbandoned: Bool {
         state.withLock { if case .abandoned = $0 { true } else { false } }
     }
@@ -36,19 +42,31 @@ public final class HeldResponse: Sendable {
     /// Supplies the response. Returns false when it came too late (already completed or abandoned).
     @discardableResult
     public func complete(with response: HTTPResponse) -> Bool {
-        let (accepted, continuation): (Bool, CheckedContinuation<HTTPResponse?, Never>?) = state.withLock { state in
+        enum Delivery {
+            case none
+            case resume(CheckedContinuation<HTTPResponse?, Never>)
+            case write(@Sendable (HTTPResponse) -> Void)
+        }
+        let (accepted, delivery): (Bool, Delivery) = state.withLock { state in
             switch state {
             case .pending:
                 state = .completed(response)
-                return (true, nil)
+                return (true, .none)
             case .waiting(let continuation):
                 state = .delivered
-                return (true, continuation)
+                return (true, .resume(continuation))
+            case .attached(let writer):
+                state = .delivered
+                return (true, .write(writer))
             case .completed, .delivered, .abandoned:
-                return (false, nil)
+                return (false, .none)
             }
         }
-        continuation?.resume(returning: response)
+        switch delivery {
+        case .none: break
+        case .resume(let continuation): continuation.resume(returning: response)
+        case .write(let writer): writer(response)
+        }
         return accepted
     }
 
@@ -65,7 +83,7 @@ public final class HeldResponse: Sendable {
                     case .completed(let response):
                         state = .delivered
                         return .some(response)
-                    case .waiting, .delivered, .abandoned:
+                    case .waiting, .attached, .delivered, .abandoned:
                         return .some(nil)
                     }
                 }
@@ -78,13 +96,34 @@ public final class HeldResponse: Sendable {
         }
     }
 
-    private func abandon() {
+    /// The server's side of ``HTTPResponse/held(_:)``: `writer` is called with the response
+    /// (at once if it is already there). Returns false when it was abandoned or taken already.
+    @discardableResult
+    func attach(_ writer: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        let (attached, ready): (Bool, HTTPResponse?) = state.withLock { state in
+            switch state {
+            case .pending:
+                state = .attached(writer)
+                return (true, nil)
+            case .completed(let response):
+                state = .delivered
+                return (true, response)
+            case .waiting, .attached, .delivered, .abandoned:
+                return (false, nil)
+            }
+        }
+        if let ready { writer(ready) }
+        return attached
+    }
+
+    /// The client went away (task cancelled, or the waiting connection closed).
+    func abandon() {
         let (continuation, becameAbandoned): (CheckedContinuation<HTTPResponse?, Never>?, Bool) = state.withLock { state in
             switch state {
             case .waiting(let continuation):
                 state = .abandoned
                 return (continuation, true)
-            case .pending:
+            case .pending, .attached:
                 state = .abandoned
                 return (nil, true)
             case .completed, .delivered, .abandoned:
