@@ -208,7 +208,7 @@ public actor EventFeed {
         // Written straight to held connections, past the app's own header pass.
         var response = HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: body)
         SecurityHeaders.apply(to: &response, isAPI: true)
-        return response
+        return response.precomposed()
     }
 }
 

@@ -5,6 +5,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// How the connection ends; anything but `.normal` exists to simulate broken networks.
     public var disposition: Disposition = .normal
+    /// The whole response, encoded once for any number of keep-alive HTTP/1.1 connections
+    /// (see ``precomposed()``); a fan-out then writes the same bytes to every client.
+    public private(set) var encoded: [UInt8]?
 
     public enum Disposition: Sendable, Equatable {
         /// Write the response; keep the connection if the request allows.
@@ -30,6 +33,15 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// This response with its bytes encoded once, for writing the same answer to many connections.
+    /// Connections that must close, HTTP/1.0 and HEAD requests still get their own encoding.
+    public func precomposed() -> HTTPResponse {
+        var encoder = ResponseEncoder()
+        var copy = self
+        copy.encoded = encoder.encode(self, omitBody: false, close: false).flatMap { $0 }
+        return copy
     }
 
     /// The answer comes later through `held`; the responder's task can end now.

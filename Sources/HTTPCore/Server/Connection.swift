@@ -210,9 +210,13 @@ final class Connection: EventLoopHandler {
         }
         let close = !keepAlive || server.isShuttingDown
         server.recordResponse(status: response.status.code)
-        for chunk in server.encoder.encode(response, omitBody: inFlightIsHead, close: close,
-                                           http10KeepAlive: isHTTP10 && !close) {
-            outbound.append(chunk)
+        if let encoded = response.encoded, !close, !isHTTP10, !inFlightIsHead {
+            outbound.append(encoded)  // shared bytes: nothing is encoded or copied per connection
+        } else {
+            for chunk in server.encoder.encode(response, omitBody: inFlightIsHead, close: close,
+                                               http10KeepAlive: isHTTP10 && !close) {
+                outbound.append(chunk)
+            }
         }
         if close { closeAfterFlush = true }
         flush()
