@@ -11,6 +11,7 @@ public struct DashboardApp: HTTPResponder {
     private let stateChangeGuard: StateChangeGuard
     private let staticFiles: StaticFiles
     private let router: Router
+    private let feed: EventFeed
     private let log = Logger("app")
 
     /// - Parameters:
@@ -23,6 +24,7 @@ public struct DashboardApp: HTTPResponder {
         self.hosts = HostAllowList(port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
         self.staticFiles = staticFiles
+        self.feed = services.feed
         var router = Router()
         BasicRoutes(secrets: secrets).register(in: &router)
         MessageRoutes(pages: { account, before, limit throws(StoreError) in
@@ -44,6 +46,24 @@ public struct DashboardApp: HTTPResponder {
         let isAPI = Self.isAPIPath(request.path)
         var response = try await answer(request, context: context)
         SecurityHeaders.apply(to: &response, isAPI: isAPI)
+        return response
+    }
+
+    /// The two hot paths, answered on the loop thread without a task: static files and polls.
+    /// Anything unusual (a refusal, a bad query, a reset) takes the async path, which answers it.
+    public func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
+        guard request.method == "GET", hosts.allows(request.headers["Host"]) else { return nil }
+        let path = request.path
+        var response: HTTPResponse
+        if path == "/api/poll" {
+            guard let polled = PollRoutes.onLoop(request, feed: feed) else { return nil }
+            response = polled
+        } else if !Self.isAPIPath(path), case .found(let file) = staticFiles.response(for: request) {
+            response = file
+        } else {
+            return nil
+        }
+        SecurityHeaders.apply(to: &response, isAPI: Self.isAPIPath(path))
         return response
     }
 

@@ -113,14 +113,19 @@ public actor EventFeed {
         case reset
     }
 
+    /// Whether a poll with these parameters gets a reset (which needs the async snapshot).
+    public func needsReset(since: Int, epoch clientEpoch: String?) -> Bool {
+        trim()
+        let oldest = buffer.first?.seq ?? (seq + 1)
+        let foreignEpoch = clientEpoch.map { $0 != epoch } ?? false
+        return foreignEpoch || since > seq || (since < oldest - 1 && since < seq)
+    }
+
     /// Answers at once when there is something after `since`; parks the poll otherwise.
     public func poll(since: Int, epoch clientEpoch: String?, timeout: Duration, visible: Bool) -> PollOutcome {
         counters.polls += 1
-        trim()
-        let oldest = buffer.first?.seq ?? (seq + 1)
         // No epoch at all is a client that does not know one yet; another epoch is another launch.
-        let foreignEpoch = clientEpoch.map { $0 != epoch } ?? false
-        if foreignEpoch || since > seq || (since < oldest - 1 && since < seq) {
+        if needsReset(since: since, epoch: clientEpoch) {
             counters.resets += 1
             return .reset
         }

@@ -49,3 +49,6 @@ extension Problem {
                 detail: "\(method) is not supported here; use \(allowed.joined(separator: " or ")).")
     }
 }
+
+/// A problem can travel as an error, e.g. in a `Result` of request parsing.
+extension Problem: Error {}

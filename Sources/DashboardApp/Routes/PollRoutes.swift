@@ -15,23 +15,55 @@ struct PollRoutes {
         }
     }
 
-    private func poll(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var since = 0
+    struct Parameters {
+        var since: Int
+        var timeout: Int
+        var visible: Bool
+        var epoch: String?
+    }
+
+    /// The query's parameters, or the problem to answer with.
+    static func parameters(of request: HTTPRequest) -> Result<Parameters, Problem> {
+        var parameters = Parameters(since: 0, timeout: defaultTimeout, visible: request.queryValue("visible") == "1",
+                                    epoch: request.queryValue("epoch"))
         if let text = request.queryValue("since") {
             guard let value = Int(text), value >= 0 else {
-                return Problem(status: .badRequest, detail: "since must be a sequence number (0 or more).").response
+                return .failure(Problem(status: .badRequest, detail: "since must be a sequence number (0 or more)."))
             }
-            since = value
+            parameters.since = value
         }
-        var timeout = Self.defaultTimeout
         if let text = request.queryValue("timeout") {
-            guard let value = Int(text), (0...Self.maxTimeout).contains(value) else {
-                return Problem(status: .badRequest, detail: "timeout must be 0 to \(Self.maxTimeout) seconds.").response
+            guard let value = Int(text), (0...maxTimeout).contains(value) else {
+                return .failure(Problem(status: .badRequest, detail: "timeout must be 0 to \(maxTimeout) seconds."))
             }
-            timeout = value
+            parameters.timeout = value
         }
-        let visible = request.queryValue("visible") == "1"
-        switch await services.feed.poll(since: since, epoch: request.queryValue("epoch"), timeout: .seconds(timeout), visible: visible) {
+        return .success(parameters)
+    }
+
+    /// The poll answered on the event loop's thread (the feed runs there): an answer now or a
+    /// parked poll, with no task at all. Nil for what needs the async path (a reset, a bad query).
+    static func onLoop(_ request: HTTPRequest, feed: EventFeed) -> HTTPResponse? {
+        guard case .success(let parameters) = Self.parameters(of: request) else { return nil }
+        return feed.assumeIsolated { feed -> HTTPResponse? in
+            guard !feed.needsReset(since: parameters.since, epoch: parameters.epoch) else { return nil }
+            switch feed.poll(since: parameters.since, epoch: parameters.epoch, timeout: .seconds(parameters.timeout),
+                             visible: parameters.visible) {
+            case .now(let response): return response
+            case .held(let held): return .held(held)
+            case .reset: return nil
+            }
+        }
+    }
+
+    private func poll(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let parameters: Parameters
+        switch Self.parameters(of: request) {
+        case .success(let parsed): parameters = parsed
+        case .failure(let problem): return problem.response
+        }
+        switch await services.feed.poll(since: parameters.since, epoch: parameters.epoch, timeout: .seconds(parameters.timeout),
+                                        visible: parameters.visible) {
         case .now(let response):
             return response
         case .held(let held):

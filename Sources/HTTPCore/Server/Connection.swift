@@ -144,6 +144,10 @@ final class Connection: EventLoopHandler {
         let isHTTP10 = request.version == .http1_0
         let responder = server.responder
         let context = RequestContext(remoteAddress: peer, localAddress: server.localAddress, connectionID: id)
+        if let immediate = responder.respondOnLoop(to: request, context: context) {
+            answer(immediate, keepAlive: keepAlive, isHTTP10: isHTTP10)
+            return
+        }
         let server = self.server
         let fd = self.fd, id = self.id
         inFlight = Task(executorPreference: server.loop) {
@@ -164,6 +168,11 @@ final class Connection: EventLoopHandler {
     private func finish(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         guard phase == .open, inFlight != nil else { return }
         inFlight = nil
+        answer(response, keepAlive: keepAlive, isHTTP10: isHTTP10)
+    }
+
+    /// Writes the answer to the current request, or waits for it when it is held.
+    private func answer(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         if case .held(let heldResponse) = response.disposition {
             held = heldResponse
             let server = self.server, fd = self.fd, id = self.id

@@ -6,6 +6,17 @@
 /// ordinary task cancellation.
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse
+
+    /// An answer made on the event loop's thread, without a task, or nil to take the async path.
+    /// For requests that need no waiting (a static file, a long-poll that parks or answers at
+    /// once); it must never block. The default takes the async path for everything.
+    func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    public func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
+        nil
+    }
 }
 
 /// Facts about the connection a request arrived on.
