@@ -30,7 +30,7 @@ struct DashboardHub: Sendable {
             await feed.publish("connection", status)
         case let .messages(account, messages, notify):
             let usage = await attempter.store.storageUsage()
-            await feed.publish("messages", MessagesEvent(account: account.description, messages: MessagePageBody.messages(messages),
+            await feed.publish("messages", MessagesEvent(account: account.description, messages: messages.map(EventMessage.init),
                                                          notify: notify,
                                                          storage: StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes)))
         case .accountLinked(let userId):
@@ -102,9 +102,26 @@ struct FeedPresenter: ErrorPresenter {
     }
 }
 
+/// A message in a `messages` event: the upstream's fields (the account is the event's).
+struct EventMessage: Encodable, Sendable {
+    var id: Int64
+    var chatId: Int64
+    var sender: String
+    var text: String
+    var sentAt: String
+
+    init(_ message: StoredMessage) {
+        id = message.id
+        chatId = message.chatId
+        sender = message.sender
+        text = message.text
+        sentAt = message.sentAt
+    }
+}
+
 struct MessagesEvent: Encodable, Sendable {
     var account: String
-    var messages: [MessagePageBody.Message]
+    var messages: [EventMessage]
     var notify: Bool
     /// The usage after this batch, so the storage meter follows without an event of its own.
     var storage: StorageEvent
