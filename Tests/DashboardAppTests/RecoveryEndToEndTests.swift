@@ -5,6 +5,7 @@ import HTTPCore
 import Recovery
 import Store
 import Testing
+import TestSupport
 import Upstream
 @testable import DashboardApp
 
@@ -111,5 +112,72 @@ struct RecoveryEndToEndTests {
         #expect(banner.id == error.id && banner.presentation == .banner)
         #expect(await world.services.engine.connectionStatus().state == .paused)
         await world.services.engine.stop()
+    }
+}
+
+@Suite("Attempts over the API")
+struct AttemptsAPITests {
+    @Test func aDoubleClickRunsOneAttemptAndTheOtherGets409() async throws {
+        let loop = try EventLoop(name: "attempts-test")
+        let simulator = try await SimulatorServer.start(configuration: SimulatorConfiguration(linkedAtStart: false), loop: loop)
+        let store = try MessageStore(location: .memory)
+        let secrets = LaunchSecrets()
+        let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
+                                    quotaOverride: 2000)
+        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
+                                                        simulator: simulator.simulator) { emit in
+            SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
+        }
+        await services.engine.activate()
+        let fixture = try PublicFixture()
+        let app = DashboardApp(port: 8080, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
+        await simulator.simulator.publish(account: "primary", count: 40)
+        var error: UserFacingError?
+        for _ in 0..<2000 where error == nil {
+            error = await services.registry.openErrors().first { $0.type == "/problems/out-of-space" }
+            if error == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let id = try #require(error?.id)
+        let context = RequestContext(remoteAddress: SocketAddress(host: "127.0.0.1", port: 1),
+                                     localAddress: SocketAddress(host: "127.0.0.1", port: 8080), connectionID: 1)
+        func click(_ key: String) async throws -> HTTPResponse {
+            try await app.respond(to: HTTPRequest(method: "POST", target: "/api/errors/\(id)/attempts",
+                                                  headers: ["Host": "127.0.0.1:8080", "Content-Type": "application/json",
+                                                            "X-CSRF-Token": secrets.csrfToken, "Idempotency-Key": key],
+                                                  body: Array(#"{"option":"buy-space"}"#.utf8)), context: context)
+        }
+        // Two keys, as two rendered buttons would have; an attempt lasts at least 400 ms.
+        async let first = click("button-1")
+        async let second = click("button-2")
+        let statuses = [try await first.status.code, try await second.status.code].sorted()
+        #expect(statuses == [200, 409])
+        #expect(await simulator.simulator.stats().purchases == 1, "the option ran once")
+        await services.engine.stop()
+    }
+
+    @Test func aVisiblePollStartsTheEngineAndItsEndStartsTheGrace() async throws {
+        let loop = try EventLoop(name: "lifecycle-test")
+        let simulator = try await SimulatorServer.start(loop: loop)
+        let store = try MessageStore(location: .memory)
+        let secrets = LaunchSecrets()
+        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
+                                                        simulator: simulator.simulator) { emit in
+            SyncEngine(store: store, upstream: upstream, options: EngineOptions(alwaysOn: false), emit: emit)
+        }
+        await services.engine.activate()
+        #expect(await services.engine.connectionStatus().state == .stopped, "no tab, no syncing")
+        guard case .held = await services.feed.poll(since: 0, epoch: secrets.epoch, timeout: .seconds(30), visible: true) else {
+            Issue.record("expected the poll to park")
+            return
+        }
+        var state = ConnectionState.stopped
+        for _ in 0..<2000 where state == .stopped {
+            state = await services.engine.connectionStatus().state
+            if state == .stopped { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(state != .stopped, "a visible tab started syncing")
+        await services.engine.stop()
     }
 }

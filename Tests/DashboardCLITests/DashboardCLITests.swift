@@ -136,6 +136,22 @@ struct DashboardCLITests {
         #expect(await dashboard.waitForExit().status == 0)
     }
 
+    @Test func aParkedPollIsAnsweredWhenTheProcessStops() async throws {
+        let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
+        let line = try await readyLines(dashboard).dashboard
+        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let client = try RawClient(port: port)
+        try client.send(rawGet("/api/poll?since=0&timeout=0", host: "127.0.0.1:\(port)"))
+        let first = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any]
+        let seq = try #require(first?["seq"] as? Int)
+        try client.send(rawGet("/api/poll?since=\(seq)&timeout=60", host: "127.0.0.1:\(port)"))
+        dashboard.signal(SIGTERM)
+        let answer = try client.readResponse()
+        #expect(answer.status == 200, "released with what it has, not cut")
+        let exit = await dashboard.waitForExit()
+        #expect(exit.status == 0 && !exit.timedOut)
+    }
+
     @Test func aNonLoopbackHostPrintsAWarning() async throws {
         let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0", "--db", ":memory:"])
         let line = try await readyLines(dashboard).dashboard
