@@ -62,8 +62,30 @@ public struct EngineCounters: Sendable, Equatable {
     public var tokenRefreshes = 0
     public var unknownStreamsIgnored = 0
     public var messagesStored: [String: Int] = [:]
-    /// Backoff waits drawn, in milliseconds, for the histogram.
-    public var backoffDelaysMilliseconds: [Int64] = []
+    /// Backoff waits drawn (a fixed-size histogram: a long outage must not grow memory).
+    public var backoff = Histogram(bounds: [0.1, 0.5, 1, 2, 4, 8, 16, 30])
 
     public init() {}
+}
+
+/// Counts of values at or below each bound, plus their sum: a Prometheus histogram's data.
+public struct Histogram: Sendable, Equatable {
+    public let bounds: [Double]
+    /// `cumulative[i]`: observations at or below `bounds[i]`.
+    public private(set) var cumulative: [Int]
+    public private(set) var count = 0
+    public private(set) var sum = 0.0
+
+    public init(bounds: [Double]) {
+        self.bounds = bounds
+        cumulative = Array(repeating: 0, count: bounds.count)
+    }
+
+    public mutating func observe(_ value: Double) {
+        count += 1
+        sum += value
+        for index in bounds.indices where value <= bounds[index] {
+            cumulative[index] += 1
+        }
+    }
 }

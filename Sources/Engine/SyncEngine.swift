@@ -424,7 +424,7 @@ public actor SyncEngine {
         let attempt = status.attempt + 1
         var delay = options.backoff.delay(afterFailure: attempt, using: &random)
         delay = max(delay, atLeast)
-        counters.backoffDelaysMilliseconds.append(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        counters.backoff.observe(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
         token = nil
         let retryAt = now().addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
         update { $0.attempt = attempt; $0.state = .waiting; $0.retryAt = retryAt }

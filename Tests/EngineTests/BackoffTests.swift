@@ -32,3 +32,14 @@ struct BackoffTests {
         #expect(buckets.allSatisfy { $0 > 850 && $0 < 1150 }, "\(buckets)")
     }
 }
+
+@Suite("Histogram")
+struct HistogramTests {
+    @Test func bucketsAreCumulativeAndMemoryStaysFixed() {
+        var histogram = Histogram(bounds: [1, 2, 4])
+        for value in [0.5, 1.5, 3.0, 10.0] { histogram.observe(value) }
+        #expect(histogram.cumulative == [1, 2, 3])
+        #expect(histogram.count == 4)
+        #expect(histogram.sum == 15)
+    }
+}

@@ -51,7 +51,7 @@ struct SyncEngineTests {
         await harness.upstream.next(.messages).succeed(answer(primary: [1]))
         _ = await harness.upstream.next(.messages)
         #expect(await harness.engine.connectionStatus().attempt == 0)
-        #expect(await harness.engine.engineCounters().backoffDelaysMilliseconds.count == 2)
+        #expect(await harness.engine.engineCounters().backoff.count == 2)
     }
 
     @Test func retryNowSkipsTheWait() async throws {
@@ -212,7 +212,7 @@ struct SyncEngineTests {
         #expect(await harness.engine.problems().map(\.kind) == [.noInternet])
         harness.clock.advance(by: .seconds(120))
         #expect(harness.upstream.livePolls == 0)
-        #expect(await harness.engine.engineCounters().backoffDelaysMilliseconds.isEmpty, "no retries burnt")
+        #expect(await harness.engine.engineCounters().backoff.count == 0, "no retries burnt")
         harness.network.set(online: true)
         _ = await harness.upstream.next(.messages)
         #expect(await harness.engine.problems().isEmpty)

@@ -28,8 +28,7 @@ struct MetricsRoutes {
             (["outcome": "answered"], Double(engine.pollsSucceeded)),
             (["outcome": "failed"], Double(engine.pollsFailed)),
         ])
-        metrics.histogram("lp_engine_backoff_seconds", "Backoff waits drawn.", engine.backoffDelaysMilliseconds.map { Double($0) / 1000 },
-                          buckets: [0.1, 0.5, 1, 2, 4, 8, 16, 30])
+        metrics.histogram("lp_engine_backoff_seconds", "Backoff waits drawn.", engine.backoff)
         metrics.family("lp_engine_messages_stored_total", "counter", "New messages stored, per account.",
                        ["primary", "linked"].map { (["account": $0], Double(engine.messagesStored[$0] ?? 0)) })
         metrics.family("lp_engine_state", "gauge", "1 for the current connection state.",
@@ -73,14 +72,14 @@ struct PrometheusText {
         }
     }
 
-    mutating func histogram(_ name: String, _ help: String, _ values: [Double], buckets: [Double]) {
+    mutating func histogram(_ name: String, _ help: String, _ histogram: Histogram) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-        for bound in buckets {
-            text += "\(name)_bucket{le=\"\(Self.number(bound))\"} \(values.filter { $0 <= bound }.count)\n"
+        for (bound, count) in zip(histogram.bounds, histogram.cumulative) {
+            text += "\(name)_bucket{le=\"\(Self.number(bound))\"} \(count)\n"
         }
-        text += "\(name)_bucket{le=\"+Inf\"} \(values.count)\n"
-        text += "\(name)_sum \(Self.number(values.reduce(0, +)))\n"
-        text += "\(name)_count \(values.count)\n"
+        text += "\(name)_bucket{le=\"+Inf\"} \(histogram.count)\n"
+        text += "\(name)_sum \(Self.number(histogram.sum))\n"
+        text += "\(name)_count \(histogram.count)\n"
     }
 
     private static func labels(_ labels: [String: String]) -> String {
