@@ -32,13 +32,13 @@ struct DashboardHub: Sendable {
             let usage = await attempter.store.storageUsage()
             await feed.publish("messages", MessagesEvent(account: account.description, messages: messages.map(EventMessage.init),
                                                          notify: notify,
-                                                         storage: StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes)))
+                                                         storage: StorageBody(usage)))
         case .accountLinked(let userId):
             await feed.publish("account.linked", ["userId": userId])
         case .accountUnlinked(let userId):
             await feed.publish("account.unlinked", ["userId": userId])
         case .storage(let usage):
-            await storage.offer(StorageEvent(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes))
+            await storage.offer(StorageBody(usage))
         case .problemRaised(let problem):
             await registry.raise(ErrorCatalog.error(for: problem, at: Date()), attempter: attempter)
         case .problemCleared(let kind):
@@ -55,7 +55,7 @@ actor StorageCoalescer {
     private let feed: EventFeed
     private let window: Duration
     private var lastSent: ContinuousClock.Instant?
-    private var pending: StorageEvent?
+    private var pending: StorageBody?
     private var flusher: Task<Void, Never>?
 
     init(feed: EventFeed, window: Duration = .seconds(1)) {
@@ -63,7 +63,7 @@ actor StorageCoalescer {
         self.window = window
     }
 
-    func offer(_ event: StorageEvent) async {
+    func offer(_ event: StorageBody) async {
         let now = ContinuousClock.now
         if let lastSent, now - lastSent < window {
             pending = event
@@ -124,12 +124,18 @@ struct MessagesEvent: Encodable, Sendable {
     var messages: [EventMessage]
     var notify: Bool
     /// The usage after this batch, so the storage meter follows without an event of its own.
-    var storage: StorageEvent
+    var storage: StorageBody
 }
 
-struct StorageEvent: Encodable, Sendable {
+/// Storage figures as JSON, in events and in the snapshot; `quotaBytes` is null when unlimited.
+struct StorageBody: Encodable, Sendable {
     var usedBytes: Int64
     var quotaBytes: Int64?
+
+    init(_ usage: StorageUsage) {
+        usedBytes = usage.usedBytes
+        quotaBytes = usage.quotaBytes
+    }
 
     enum CodingKeys: String, CodingKey { case usedBytes, quotaBytes }
 

@@ -50,7 +50,7 @@ struct StateRoutes {
             seq: seq,
             connection: await engine.connectionStatus(),
             accounts: accounts,
-            storage: StateSnapshot.Storage(usedBytes: usage.usedBytes, quotaBytes: usage.quotaBytes),
+            storage: StorageBody(usage),
             errors: await services.registry.openErrors().map(ErrorBody.init),
             messages: messages
         )
@@ -86,24 +86,11 @@ struct StateSnapshot: Encodable, Sendable {
         }
     }
 
-    struct Storage: Encodable, Sendable {
-        var usedBytes: Int64
-        var quotaBytes: Int64?
-
-        enum CodingKeys: String, CodingKey { case usedBytes, quotaBytes }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(usedBytes, forKey: .usedBytes)
-            try container.encode(quotaBytes, forKey: .quotaBytes)
-        }
-    }
-
     var epoch: String
     var seq: Int
     var connection: ConnectionStatus
     var accounts: Accounts
-    var storage: Storage
+    var storage: StorageBody
     var errors: [ErrorBody]
     var messages: [String: [MessagePageBody.Message]]
 }
