@@ -235,6 +235,15 @@ public actor ChatSimulator {
             }
             setLinked(body.linked)
             return Self.json(["linkedUserId": linkedUserId])
+        case ("POST", "/sim/quota"):
+            struct Body: Decodable { var bytes: Int64 }
+            guard let body = Self.decode(Body.self, request), body.bytes >= 0 else {
+                return Self.error(.badRequest, "body must be {\"bytes\": n} with n >= 0")
+            }
+            // The next session announces it; expiring the token makes the engine ask at once.
+            quota = body.bytes
+            expireTokens()
+            return Self.json(["storageQuotaBytes": quota])
         case ("POST", "/sim/expire-token"):
             expireTokens()
             return Self.json(["expired": true])

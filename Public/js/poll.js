@@ -1,0 +1,73 @@
+// The page's own long-poll loop: one per tab. A generation number plus an AbortController make a
+// stale answer harmless; when the dashboard process cannot be reached it backs off with full
+// jitter (cap 10 s), and it retries at once when the browser comes online, the page is shown
+// again or the tab becomes visible. Waits are measured on the wall clock, because background
+// tabs throttle timers.
+
+const HOLD_SECONDS = 25;
+const BASE_MS = 500;
+const CAP_MS = 10_000;
+
+export function startPolling({ epoch, since, onEvents, onReset, onReachability }) {
+  let generation = 0;
+  let controller = null;
+  let failures = 0;
+  let seq = since;
+  let currentEpoch = epoch;
+  let wake = null;
+
+  function sleepUntil(time, gen) {
+    return new Promise((resolve) => {
+      const done = () => { clearInterval(timer); wake = null; resolve(); };
+      const timer = setInterval(() => { if (Date.now() >= time || gen !== generation) done(); }, 250);
+      wake = done;
+    });
+  }
+
+  async function run(gen) {
+    while (gen === generation) {
+      controller = new AbortController();
+      const visible = document.visibilityState === "visible" ? 1 : 0;
+      const url = `/api/poll?since=${seq}&epoch=${encodeURIComponent(currentEpoch)}&timeout=${HOLD_SECONDS}&visible=${visible}`;
+      const abandon = setTimeout(() => controller.abort(), (HOLD_SECONDS + 10) * 1000);
+      try {
+        const response = await fetch(url, { signal: controller.signal, cache: "no-store", headers: { Accept: "application/json" } });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        const answer = await response.json();
+        if (gen !== generation) return;
+        failures = 0;
+        onReachability(true, null);
+        if (answer.reset) {
+          currentEpoch = answer.epoch;
+          seq = answer.seq;
+          onReset(answer.state);
+        } else {
+          seq = answer.seq;
+          if (answer.events.length) onEvents(answer.events);
+        }
+      } catch {
+        if (gen !== generation) return;
+        failures += 1;
+        const retryAt = Date.now() + Math.random() * Math.min(CAP_MS, BASE_MS * 2 ** (failures - 1));
+        onReachability(false, retryAt);
+        await sleepUntil(retryAt, gen);
+      } finally {
+        clearTimeout(abandon);
+      }
+    }
+  }
+
+  function restart() {
+    generation += 1;
+    controller?.abort();
+    wake?.();
+    run(generation);
+  }
+
+  window.addEventListener("online", restart);
+  window.addEventListener("pageshow", (event) => { if (event.persisted) restart(); });
+  // Every visibility change re-polls, so the server's count of visible tabs stays true.
+  document.addEventListener("visibilitychange", restart);
+  run(generation);
+  return { retryNow: restart };
+}
