@@ -5,8 +5,8 @@ import { getJSON, loadSession, post } from "./api.js";
 import { closeAlert, confirmCost, errorView, forgetKeys, optionButtons, showAlert } from "./errors.js";
 import { startPolling } from "./poll.js";
 import {
-  element, hideBanner, recordHistory, renderMessages, renderStorage, showBanner, showLinkedPane, showStatus, toast,
-  updateCountdown,
+  element, hideBanner, recordHistory, renderMessages, renderStorage, replaceIfChanged, showBanner, showLinkedPane, showStatus,
+  toast, updateCountdown,
 } from "./view.js";
 
 const ACCOUNTS = ["primary", "linked"];
@@ -126,9 +126,9 @@ function errorsShownAs(presentation) {
 const toasted = new Set();
 
 function renderErrors() {
+  // Rebuilt only when an error changes: a view being clicked must not be swapped under the pointer.
   const views = errorsShownAs("view");
-  document.querySelector('[data-view-for="primary"]').replaceChildren(...views.map((error) => errorView(error, handlers)));
-  document.querySelector('[data-view-for="linked"]').replaceChildren();
+  replaceIfChanged(document.querySelector('[data-view-for="primary"]'), views.map((error) => errorView(error, handlers)));
 
   const alerts = errorsShownAs("alert");
   const dialog = document.querySelector("#alert");
@@ -148,12 +148,12 @@ function renderErrors() {
   const storageActions = outOfSpace
     ? optionButtons(outOfSpace, handlers).filter((button) => button.dataset.option !== "cancel")
     : [];
-  document.querySelector("#storage-actions").replaceChildren(...storageActions);
+  replaceIfChanged(document.querySelector("#storage-actions"), storageActions);
   renderConnection();
 }
 
 function retryButton(action) {
-  const button = element("button", { text: "Retry now", attributes: { type: "button", "data-role": "default" } });
+  const button = element("button", { text: "Retry now", attributes: { type: "button", "data-role": "default", "data-key": "retry" } });
   button.addEventListener("click", action);
   return button;
 }
@@ -210,7 +210,7 @@ function renderConnection() {
       break;
     }
     case "stopped": {
-      const start = element("button", { text: "Start syncing", attributes: { type: "button", "data-role": "default" } });
+      const start = element("button", { text: "Start syncing", attributes: { type: "button", "data-role": "default", "data-key": "start" } });
       start.addEventListener("click", () => post("/api/engine/start"));
       showBanner({ text: "Syncing is stopped.", actions: [start] });
       break;

@@ -23,7 +23,8 @@ export function forgetKeys(errorId) {
 /** Buttons for an error's options. `onDone(answer)` gets the attempt's answer. */
 export function optionButtons(error, { onDone, confirm: confirmCost }) {
   const buttons = error.options.map((option) => {
-    const button = element("button", { text: option.title, attributes: { type: "button", "data-option": option.id } });
+    const button = element("button", { text: option.title,
+      attributes: { type: "button", "data-option": option.id, "data-key": `${error.id}/${option.id}/${error.presentation}` } });
     if (option.role) button.dataset.role = option.role;
     button.addEventListener("click", async () => {
       if (running.has(error.id)) return;
@@ -69,7 +70,7 @@ async function runAttempt(error, option, buttons, onDone) {
 
 /** An in-page view for a panel that could not do its job. */
 export function errorView(error, handlers) {
-  return element("div", { className: "error-view", attributes: { role: "alert", "data-error-id": error.id } }, [
+  return element("div", { className: "error-view", attributes: { role: "alert", "data-error-id": error.id, "data-key": signature(error) } }, [
     element("h3", { text: error.title }),
     element("p", { text: error.detail }),
     element("p", { className: "muted", text: error.suggestion }),
@@ -122,4 +123,9 @@ export function confirmCost(error, option) {
     if (!dialog.open) dialog.showModal();
     go.focus();
   });
+}
+
+/** What a rendered error depends on: a view is rebuilt only when this changes. */
+export function signature(error) {
+  return JSON.stringify([error.id, error.title, error.detail, error.suggestion, error.presentation, error.options]);
 }

@@ -47,6 +47,8 @@ export function recordHistory(state) {
   })));
 }
 
+/** Shows the banner. Its buttons are replaced only when they change, so focus and a running
+ *  attempt survive the once-a-second refresh. */
 export function showBanner({ text, tone = "warn", countdownTo = null, actions = [] }) {
   const banner = $("#banner");
   banner.hidden = false;
@@ -54,12 +56,22 @@ export function showBanner({ text, tone = "warn", countdownTo = null, actions = 
   if ($("#banner-text").textContent !== text) $("#banner-text").textContent = text;
   banner.dataset.countdownTo = countdownTo ?? "";
   updateCountdown();
-  $("#banner-actions").replaceChildren(...actions);
+  replaceIfChanged($("#banner-actions"), actions);
+}
+
+/** Replaces `container`'s children with `nodes` unless they are the same buttons already. */
+export function replaceIfChanged(container, nodes) {
+  const key = nodes.map((node) => `${node.dataset.key ?? ""}:${node.textContent}`).join("|");
+  if (container.dataset.key === key) return;
+  container.dataset.key = key;
+  container.replaceChildren(...nodes);
 }
 
 export function hideBanner() {
   $("#banner").hidden = true;
   $("#banner").dataset.countdownTo = "";
+  $("#banner-actions").dataset.key = "";
+  $("#banner-actions").replaceChildren();
 }
 
 /** "Retrying in 7 s", in whole seconds from the wall clock; called every second. */
