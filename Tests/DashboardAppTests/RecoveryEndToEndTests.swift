@@ -36,7 +36,7 @@ struct RecoveryEndToEndTests {
 
     /// Waits (bounded) until `condition` holds; the engine works on its own tasks meanwhile.
     private func until(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<2000 {
+        for _ in 0..<4000 {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -134,7 +134,7 @@ struct AttemptsAPITests {
         let app = DashboardApp(port: 8080, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
         await simulator.simulator.publish(account: "primary", count: 40)
         var error: UserFacingError?
-        for _ in 0..<2000 where error == nil {
+        for _ in 0..<4000 where error == nil {
             error = await services.registry.openErrors().first { $0.type == "/problems/out-of-space" }
             if error == nil { try await Task.sleep(for: .milliseconds(5)) }
         }
@@ -173,7 +173,7 @@ struct AttemptsAPITests {
             return
         }
         var state = ConnectionState.stopped
-        for _ in 0..<2000 where state == .stopped {
+        for _ in 0..<4000 where state == .stopped {
             state = await services.engine.connectionStatus().state
             if state == .stopped { try await Task.sleep(for: .milliseconds(5)) }
         }

@@ -118,7 +118,7 @@ struct DashboardCLITests {
 
         // The engine stores them shortly; read the state until the cursor shows all three (bounded).
         var state: [String: Any] = [:]
-        for _ in 0..<200 {
+        for _ in 0..<800 {
             let client = try RawClient(port: port)
             try client.send(rawGet("/api/state", host: "127.0.0.1:\(port)"))
             state = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any] ?? [:]

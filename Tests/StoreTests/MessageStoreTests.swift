@@ -1,5 +1,6 @@
 import Foundation
 import SQLite
+import Synchronization
 import Testing
 @testable import Store
 
@@ -241,21 +242,30 @@ struct MessageStoreTests {
         let store = try open()
         let reader = try StoreReader(path: path)
         let batchSize: Int64 = 100, total: Int64 = 5000
+        let finished = WriterFinished()
         let writer = Task {
+            defer { finished.flag.store(true, ordering: .releasing) }
             for start in stride(from: Int64(1), through: total, by: Int(batchSize)) {
                 _ = try await store.apply(messages(start...(start + batchSize - 1)), to: .primary, receivedAt: now)
             }
         }
+        // Read as long as the writer writes (it ends on its own); every count is a whole batch.
         var observations: Set<Int64> = []
-        for _ in 0..<1_000_000 {
+        while !finished.flag.load(ordering: .acquiring) {
             let count = try await reader.count(of: .primary)
             #expect(count % batchSize == 0, "saw \(count) rows: a batch is all or nothing to readers")
             observations.insert(count)
-            if count == total { break }
+            await Task.yield()
         }
         try await writer.value
-        #expect(observations.contains(total))
+        #expect(try await reader.count(of: .primary) == total)
+        #expect(observations.allSatisfy { $0 % batchSize == 0 })
     }
+}
+
+/// Set by the writer task when it is done (or failed).
+final class WriterFinished: Sendable {
+    let flag = Atomic<Bool>(false)
 }
 
 @Suite("Store location")
