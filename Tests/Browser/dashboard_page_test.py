@@ -78,6 +78,15 @@ def open_simulator(driver):
         driver.find_element(By.CSS_SELECTOR, "#simulator summary").click()
 
 
+def accessibility_problems(driver):
+    """axe-core (bundled by the axe-selenium-python package): serious and critical violations."""
+    from axe_selenium_python import Axe
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    return [(v["id"], v["impact"], len(v["nodes"])) for v in results["violations"] if v["impact"] in ("serious", "critical")]
+
+
 def console_errors(driver):
     return [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
 
@@ -90,6 +99,7 @@ def test_loads_live_without_console_errors(dashboard, driver):
     wait(driver, lambda: driver.find_element(By.ID, "connection-text").text == "Live", message="live")
     shot(driver, "live")
     assert console_errors(driver) == [], console_errors(driver)
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
 
 
 def test_messages_appear_in_both_panes_within_a_second(dashboard, driver):
@@ -122,6 +132,7 @@ def test_offline_shows_a_counting_banner_and_retry_now_brings_it_back(dashboard,
     first = countdown_seconds(driver)
     wait(driver, lambda: 0 < countdown_seconds(driver) < first, seconds=3, message="the countdown falls")
     shot(driver, "waiting")
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
     dashboard.sim("/sim/faults", {"mode": "none"})
     clicked = time.monotonic()
     driver.find_element(By.CSS_SELECTOR, "#banner-actions button").click()
@@ -136,6 +147,7 @@ def test_out_of_space_view_buy_confirm_and_everything_once(dashboard, driver):
     wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, ".error-view button")) == 3, message="view with three buttons")
     assert driver.find_element(By.CSS_SELECTOR, ".error-view").get_attribute("role") == "alert"
     shot(driver, "out-of-space")
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
     buy = driver.find_element(By.CSS_SELECTOR, '.error-view button[data-option="buy-space"]')
     buy.click()
     wait(driver, lambda: driver.find_element(By.ID, "alert").get_attribute("open") is not None, message="confirmation")
@@ -187,6 +199,20 @@ def test_keyboard_alone_reaches_the_simulator_controls(dashboard, driver):
         focused.add(driver.switch_to.active_element.get_attribute("id") or driver.switch_to.active_element.text)
         driver.switch_to.active_element.send_keys(Keys.TAB)
     assert "engine-stop" in focused and "notifications" in focused, focused
+
+
+def test_readable_at_320_pixels_and_in_dark_mode(dashboard, driver):
+    driver.set_window_size(320, 800)
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    shot(driver, "narrow")
+    driver.set_window_size(1200, 900)
+    assert width <= 320, f"the page scrolls sideways at 320 px ({width} px wide)"
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+    shot(driver, "dark")
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert background != "rgb(247, 247, 249)", "dark mode changes the background"
 
 
 def main():
