@@ -38,8 +38,9 @@ class Dashboard:
             return json.loads(response.read())
 
     def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
 
 
 def browser():
@@ -152,6 +153,8 @@ def test_out_of_space_view_buy_confirm_and_everything_once(dashboard, driver):
     buy.click()
     wait(driver, lambda: driver.find_element(By.ID, "alert").get_attribute("open") is not None, message="confirmation")
     shot(driver, "confirm-buy")
+    assert driver.switch_to.active_element.get_attribute("data-role") == "default", "focus moved into the dialog"
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
     # A double click on the confirmation runs one attempt.
     confirm = driver.find_element(By.CSS_SELECTOR, '#alert-actions button[data-role="default"]')
     driver.execute_script("arguments[0].click(); arguments[0].click();", confirm)
@@ -213,6 +216,23 @@ def test_readable_at_320_pixels_and_in_dark_mode(dashboard, driver):
     assert accessibility_problems(driver) == [], accessibility_problems(driver)
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     assert background != "rgb(247, 247, 249)", "dark mode changes the background"
+
+
+def test_stopped_state_offers_start(dashboard, driver):
+    driver.find_element(By.ID, "engine-stop").click()
+    wait(driver, lambda: "Syncing is stopped" in driver.find_element(By.ID, "banner-text").text, message="stopped banner")
+    shot(driver, "stopped")
+    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    driver.find_element(By.CSS_SELECTOR, "#banner-actions button").click()
+    wait(driver, lambda: driver.find_element(By.ID, "connection-text").text == "Live", message="started again")
+
+
+def test_when_the_process_is_gone_the_banner_says_so(dashboard, driver):
+    dashboard.stop()
+    wait(driver, lambda: "does not answer" in driver.find_element(By.ID, "banner-text").text, message="process down")
+    wait(driver, lambda: "Retrying in" in driver.find_element(By.ID, "banner-countdown").text
+         or "Retrying now" in driver.find_element(By.ID, "banner-countdown").text, message="its own countdown")
+    shot(driver, "process-down")
 
 
 def main():
