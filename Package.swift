@@ -51,6 +51,8 @@ let package = Package(
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
