@@ -26,9 +26,14 @@ public final class ChildProcess: Sendable {
     }
 
     /// `environment` entries are added to (or replace) this process's environment.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public convenience init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        try self.init(path: Self.binaryPath(executable), arguments, environment: environment)
+    }
+
+    /// Runs any program, e.g. `/usr/bin/prlimit` wrapping one of ours.
+    public init(path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath(executable))
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stdoutPipe = Pipe(), stderrPipe = Pipe()
