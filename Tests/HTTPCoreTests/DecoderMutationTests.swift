@@ -1,0 +1,64 @@
+import Testing
+@testable import HTTPCore
+
+/// A seeded random mutator over good and malformed requests, for CI (the coverage-guided libFuzzer
+/// run, `Tests/Fuzz/run.sh`, is the long version). Whatever the bytes, the decoder either yields
+/// requests within the limits or an error with a 4xx/5xx status; it never traps.
+@Suite("Request decoder under mutation")
+struct DecoderMutationTests {
+    static let seeds: [[UInt8]] = [
+        "GET /index.html?x=1 HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n",
+        "POST /api/x HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"a\":1}",
+        "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+        "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET http://127.0.0.1:8080/api/state HTTP/1.1\r\nHost: evil\r\n\r\n",
+    ].map { Array($0.utf8) } + HTTPRequestDecoderTests.malformedCorpus.map { Array($0.1.utf8) }
+
+    @Test func fiftyThousandMutantsNeverTrap() throws {
+        var random = SplitMix(seed: 20261129)
+        let interesting: [UInt8] = Array("\r\n :\t\0%/?=&HTTP/1.10Content-LengthTransfer-Encodingchunked".utf8) + [0x7F, 0x80, 0xFF]
+        var requests = 0, errors = 0
+        for _ in 0..<50_000 {
+            var bytes = Self.seeds[Int(random.next() % UInt64(Self.seeds.count))]
+            for _ in 0...Int(random.next() % 4) {
+                let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 4 {
+                case 0 where !bytes.isEmpty: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
+                case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: position)
+                case 2 where !bytes.isEmpty: bytes.remove(at: position)
+                default: bytes.insert(contentsOf: bytes[position...].prefix(Int(random.next() % 16)), at: position)
+                }
+            }
+            let split = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
+            var decoder = HTTPRequestDecoder(limits: HTTPLimits(maxHeadBytes: 2048, maxBodyBytes: 4096, maxHeaderCount: 32))
+            do {
+                for piece in [Array(bytes[..<split]), Array(bytes[split...])] {
+                    decoder.append(piece)
+                    while let event = try decoder.next() {
+                        if case .request(let request) = event {
+                            requests += 1
+                            #expect(request.body.count <= 4096)
+                        }
+                    }
+                }
+            } catch {
+                errors += 1
+                #expect((400...505).contains(error.status.code))
+            }
+        }
+        #expect(requests > 1000 && errors > 1000, "the mutants cover both outcomes: \(requests) requests, \(errors) errors")
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
