@@ -41,11 +41,14 @@ public struct EngineProblem: Sendable, Equatable {
     /// For `outOfSpace`: the bytes in use, the quota and what the batch needed.
     public var usage: StorageUsage?
     public var neededBytes: Int64?
+    /// For `outOfSpace`: the disk is full, not the quota.
+    public var diskFull: Bool
 
-    public init(kind: Kind, debug: String, usage: StorageUsage? = nil, neededBytes: Int64? = nil) {
+    public init(kind: Kind, debug: String, usage: StorageUsage? = nil, neededBytes: Int64? = nil, diskFull: Bool = false) {
         self.kind = kind
         self.debug = debug
         self.usage = usage
         self.neededBytes = neededBytes
+        self.diskFull = diskFull
     }
 }

@@ -48,6 +48,8 @@ public actor SyncEngine {
     private var refreshedWithoutSuccess = false
     /// Who waits for the next try to end (`retryAndWait`): true when it connected.
     private var outcomeWaiters: [CheckedContinuation<Bool, Never>] = []
+    /// Who waits for the next batch after a pause (`resumeAndWait`): true when it was stored.
+    private var batchWaiters: [CheckedContinuation<Bool, Never>] = []
     private var networkWatch: Task<Void, Never>?
 
     public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
@@ -116,6 +118,26 @@ public actor SyncEngine {
         let waiters = outcomeWaiters
         outcomeWaiters = []
         waiters.forEach { $0.resume(returning: connected) }
+    }
+
+    /// Resumes after a pause and suspends until the next answered poll was stored (true) or the
+    /// engine paused or stopped again (false). What "Try again" on a full disk runs.
+    public func resumeAndWait() async -> Bool {
+        await withCheckedContinuation { continuation in
+            batchWaiters.append(continuation)
+            if paused {
+                resume()
+            } else {
+                reconcile()
+            }
+            if !shouldRun { reportBatch(false) }
+        }
+    }
+
+    private func reportBatch(_ stored: Bool) {
+        let waiters = batchWaiters
+        batchWaiters = []
+        waiters.forEach { $0.resume(returning: stored) }
     }
 
     /// After space was freed or bought: fetch again from the same cursors.
@@ -223,6 +245,7 @@ public actor SyncEngine {
 
     private func stopCycle() {
         reportOutcome(false)
+        reportBatch(false)
         tag = nil
         cycleTask?.cancel()
         cycleTask = nil
@@ -261,6 +284,7 @@ public actor SyncEngine {
                 case .paused(let problem):
                     paused = true
                     reportOutcome(false)
+                    reportBatch(false)
                     raise(problem)
                     stopCycle()
                     update { $0.state = .paused; $0.retryAt = nil }
@@ -324,6 +348,7 @@ public actor SyncEngine {
         counters.pollsSucceeded += 1
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
+        reportBatch(true)
     }
 
     /// Gets a session token (an important request) and takes in what the session says.
@@ -522,7 +547,8 @@ public actor SyncEngine {
         case let .outOfSpace(used, quota, needed, diskFull):
             return .paused(EngineProblem(kind: .outOfSpace,
                                          debug: diskFull ? "SQLITE_FULL: the disk is full" : "quota of \(quota ?? 0) bytes reached",
-                                         usage: StorageUsage(usedBytes: used, quotaBytes: quota), neededBytes: needed))
+                                         usage: StorageUsage(usedBytes: used, quotaBytes: quota), neededBytes: needed,
+                                         diskFull: diskFull))
         default:
             return .retry(EngineProblem(kind: .storageFailure, debug: "\(error)"), atLeast: .zero)
         }

@@ -180,13 +180,23 @@ public actor MessageStore {
         usage.quotaBytes = bytes
     }
 
-    /// Deletes the oldest messages (by sending time) until usage is at most 75 % of the quota.
-    /// Returns the bytes freed; 0 when usage is already there or there is no quota.
-    public func freeSpace() throws(StoreError) -> Int64 {
-        guard let quota = usage.quotaBytes else { return 0 }
-        let target = quota * 3 / 4
-        guard usage.usedBytes > target else { return 0 }
-        let mustFree = usage.usedBytes - target
+    /// Deletes the oldest messages (by sending time) until usage is at most 75 % of the quota, or,
+    /// when the disk rather than the quota is full (`diskFull`), until usage is 75 % of what it
+    /// was. Returns the bytes freed; 0 when there is nothing to free.
+    public func freeSpace(diskFull: Bool = false) throws(StoreError) -> Int64 {
+        let used = usage.usedBytes
+        let target: Int64
+        if diskFull {
+            target = used * 3 / 4
+        } else if let quota = usage.quotaBytes {
+            target = quota * 3 / 4
+        } else {
+            return 0
+        }
+        guard used > target else { return 0 }
+        let mustFree = used - target
+        // On a full disk the delete itself needs room in the write-ahead log: empty it first.
+        _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let freed: Int64
         do {
             freed = try connection.transaction { () throws -> Int64 in
@@ -211,6 +221,8 @@ public actor MessageStore {
         } catch {
             throw Self.storeError(error, usage: usage, needed: 0)
         }
+        // The freed pages become reusable in the database file once the log is folded back in.
+        _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         usage.usedBytes -= freed
         return freed
     }

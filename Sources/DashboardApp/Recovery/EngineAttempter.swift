@@ -27,6 +27,9 @@ struct EngineAttempter: RecoveryAttempter {
             return .failed(banner)
         case ("/problems/out-of-space", "free-space"):
             return await freeSpace(error)
+        case ("/problems/out-of-space", "try-again"):
+            // The disk was full; maybe it has room now.
+            return await engine.resumeAndWait() ? .recovered : .failed(error)
         case ("/problems/out-of-space", "buy-space"), ("/problems/purchase-declined", "try-again"):
             return await buySpace(error)
         case ("/problems/purchase-declined", "cancel"):
@@ -50,7 +53,7 @@ struct EngineAttempter: RecoveryAttempter {
 
     private func freeSpace(_ shown: UserFacingError) async -> AttemptResult {
         do {
-            let freed = try await store.freeSpace()
+            let freed = try await store.freeSpace(diskFull: shown.extensions["diskFull"] == 1)
             log.info("freed \(freed) bytes")
             guard freed > 0 else {
                 var unchanged = shown

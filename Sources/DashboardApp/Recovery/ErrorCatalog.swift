@@ -49,12 +49,22 @@ enum ErrorCatalog {
 
     static func outOfSpace(_ problem: EngineProblem, at date: Date, presentation: Presentation = .view) -> UserFacingError {
         let quota = problem.usage?.quotaBytes
-        let detail = quota.map { "New messages do not fit into the \(megabytes($0)) you have." }
-            ?? "The disk this computer stores messages on is full."
+        let detail = problem.diskFull || quota == nil
+            ? "The disk this computer stores messages on is full."
+            : "New messages do not fit into the \(megabytes(quota!)) you have."
         var extensions: [String: Int64] = [:]
         extensions["usedBytes"] = problem.usage?.usedBytes
         extensions["quotaBytes"] = quota
         extensions["neededBytes"] = problem.neededBytes
+        if problem.diskFull { extensions["diskFull"] = 1 }
+        // Buying quota cannot help a full disk: there the options are to free space or, once the
+        // disk has room again, to try again.
+        if problem.diskFull {
+            return UserFacingError(type: "/problems/out-of-space", title: "The disk is full", detail: detail,
+                                   suggestion: "Make room on this computer's disk and try again, or free space by removing the oldest messages.",
+                                   presentation: presentation, options: [.cancel, .freeSpace, .tryAgain],
+                                   debug: problem.debug, createdAt: date, extensions: extensions)
+        }
         return UserFacingError(type: "/problems/out-of-space", title: "Storage is full", detail: detail,
                                 suggestion: "Free some space or buy more to keep syncing. Nothing is lost meanwhile.",
                                 presentation: presentation, options: [.cancel, .freeSpace, .buySpace],
