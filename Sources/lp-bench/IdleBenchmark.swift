@@ -3,7 +3,8 @@ import Foundation
 /// Memory and CPU of the dashboard at rest: with no clients, then holding many idle keep-alive
 /// connections (each has made one request, as a browser tab's connection would).
 enum IdleBenchmark {
-    static func run(connections: Int, seconds: Int) throws {
+    @discardableResult
+    static func run(connections: Int, seconds: Int) throws -> [ReportLine] {
         let (dashboard, port) = try startDashboard()
         defer { dashboard.stop() }
         let pid = dashboard.pid
@@ -37,8 +38,16 @@ enum IdleBenchmark {
         let probeStart = Date()
         _ = request.withUnsafeBytes { send(probe, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let answered = buffer.withUnsafeMutableBytes { recv(probe, $0.baseAddress, $0.count, 0) } > 0
-        print(String(format: "a new client beside them: %@ in %.2f ms", answered ? "answered" : "NOT answered",
-                     Date().timeIntervalSince(probeStart) * 1000))
+        let probeMilliseconds = Date().timeIntervalSince(probeStart) * 1000
+        print(String(format: "a new client beside them: %@ in %.2f ms", answered ? "answered" : "NOT answered", probeMilliseconds))
+        return [
+            ReportLine(name: "idle, no clients", ours: String(format: "RSS %.1f MB, CPU %.2f %%", Double(bare.rss) / 1024, bare.cpuPercent),
+                       peer: "", ratio: nil, goal: "no busy polling", met: bare.ticks <= 1),
+            ReportLine(name: "\(connections) idle keep-alive connections", ours: String(format: "RSS %.1f MB, CPU %.2f %%", Double(held.rss) / 1024, held.cpuPercent),
+                       peer: "", ratio: nil, goal: "RSS < 80 MB", met: held.rss < 80 * 1024),
+            ReportLine(name: "a new request beside them", ours: String(format: "%.2f ms", probeMilliseconds), peer: "", ratio: nil,
+                       goal: "< 50 ms", met: answered && probeMilliseconds < 50),
+        ]
     }
 
     private static func measure(pid: Int32, seconds: Int) throws -> (rss: Int, ticks: Int, cpuPercent: Double) {
@@ -49,20 +58,4 @@ enum IdleBenchmark {
         return (after.residentKiB, ticks, Double(ticks) / ProcessStats.ticksPerSecond / Double(seconds) * 100)
     }
 
-    private static func connectLoopback(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno))) (raise ulimit -n?)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw BenchError("connect: \(String(cString: strerror(errno)))")
-        }
-        return fd
-    }
 }

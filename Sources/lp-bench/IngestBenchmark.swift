@@ -6,7 +6,8 @@ import Store
 /// `executemany` running the same schema, the same statements and the same transactions
 /// (WAL, synchronous=NORMAL) in the same run. Also single-message commits per second.
 enum IngestBenchmark {
-    static func run(batches: Int, batchSize: Int, rounds: Int, singleCommits: Int) async throws {
+    @discardableResult
+    static func run(batches: Int, batchSize: Int, rounds: Int, singleCommits: Int) async throws -> [ReportLine] {
         guard let python = findExecutable("python3") else { throw BenchError("python3 not found") }
         let folder = NSTemporaryDirectory() + "lp-bench-ingest-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -35,6 +36,12 @@ enum IngestBenchmark {
         let pythonSingle = Double(pythonOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         print(String(format: "single-message commits: store API %.0f commits/s, python %.0f commits/s, ratio %.2f",
                      swiftSingle, pythonSingle, swiftSingle / pythonSingle))
+        return [
+            ReportLine(name: "ingest, \(batchSize)-message batches", ours: "\(Int(median(swiftRates))) msg/s",
+                       peer: "Python sqlite3 \(Int(median(pythonRates))) msg/s", ratio: median(ratios), goal: ">= 1.0", met: median(ratios) >= 1),
+            ReportLine(name: "single-message commits", ours: "\(Int(swiftSingle))/s", peer: "Python \(Int(pythonSingle))/s",
+                       ratio: swiftSingle / pythonSingle, goal: "", met: true),
+        ]
     }
 
     /// The same messages on both sides: see `message(_:)` and the Python `message(i)`.

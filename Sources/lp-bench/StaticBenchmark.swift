@@ -2,7 +2,8 @@ import Foundation
 
 /// Static serving of a 10 KB file: the dashboard against nginx, wrk with the same settings, same run.
 enum StaticBenchmark {
-    static func run(duration: String, connections: Int, threads: Int, rounds: Int) throws {
+    @discardableResult
+    static func run(duration: String, connections: Int, threads: Int, rounds: Int) throws -> [ReportLine] {
         let root = NSTemporaryDirectory() + "lp-bench-static-\(getpid())"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -34,6 +35,8 @@ enum StaticBenchmark {
         let ratios = zip(dashboardRates, nginxRates).map { $0 / $1 }
         print(String(format: "median: nginx %.0f req/s, dashboard %.0f req/s, median of the round ratios %.2f (goal >= 0.60)",
                      median(nginxRates), median(dashboardRates), median(ratios)))
+        return [ReportLine(name: "static 10 KB, wrk -t\(threads) -c\(connections) -d\(duration)", ours: "\(Int(median(dashboardRates))) req/s",
+                           peer: "nginx \(Int(median(nginxRates))) req/s", ratio: median(ratios), goal: ">= 0.6", met: median(ratios) >= 0.6)]
     }
 }
 

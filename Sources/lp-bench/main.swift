@@ -15,6 +15,8 @@ let usage = """
                  --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
       e2e      end-to-end ingest: built-in simulator -> engine -> SQLite, messages/s
                  --messages 200000  --rounds 3
+      report   all of the above, plus 10,000 parked polls, cold start and fan-out against
+               nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
     static and idle need wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3.
     """
@@ -65,6 +67,8 @@ do {
             messages: Int(option("--messages", in: arguments, default: "200000")) ?? 200_000,
             rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3
         )
+    case "report":
+        try await Report.run(quick: arguments.contains("--quick"))
     case "--help", "-h", "help":
         print(usage)
     default:

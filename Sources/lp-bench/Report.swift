@@ -1,0 +1,40 @@
+import Foundation
+
+/// One row of the benchmark report.
+struct ReportLine {
+    var name: String
+    var ours: String
+    var peer: String
+    var ratio: Double?
+    var goal: String
+    var met: Bool
+}
+
+/// `lp-bench report`: every benchmark against its peer in one run, and one table.
+enum Report {
+    static func run(quick: Bool) async throws {
+        var lines: [ReportLine] = []
+        func section(_ title: String, _ body: () async throws -> [ReportLine]) async {
+            print("\n== \(title)")
+            do { lines += try await body() } catch { print("   skipped: \(error)") }
+        }
+        await section("static files vs nginx") {
+            try StaticBenchmark.run(duration: quick ? "3s" : "10s", connections: 50, threads: 2, rounds: quick ? 1 : 3)
+        }
+        await section("ingest vs Python sqlite3") {
+            try await IngestBenchmark.run(batches: quick ? 200 : 1000, batchSize: 200, rounds: quick ? 1 : 3, singleCommits: quick ? 1000 : 5000)
+        }
+        await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
+        await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
+        await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }
+        await section("cold start to first page") { try ColdStartBenchmark.run(rounds: quick ? 3 : 10) }
+        await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20) }
+
+        print("\n| benchmark | dashboard | peer | ratio | goal | met |")
+        print("| --- | ---: | ---: | ---: | --- | --- |")
+        for line in lines {
+            let ratio = line.ratio.map { String(format: "%.2f", $0) } ?? ""
+            print("| \(line.name) | \(line.ours) | \(line.peer) | \(ratio) | \(line.goal) | \(line.goal.isEmpty ? "" : (line.met ? "yes" : "no")) |")
+        }
+    }
+}
