@@ -10,9 +10,9 @@ import Glibc
 @Suite("Hostile clients")
 struct HostileClientsTests {
     @Test func slowlorisAndAFloodDoNotStallANormalClient() async throws {
-        // A small open-file limit so the flood reaches it quickly: 1,024 less a reserve.
+        // A small open-file limit so the flood reaches it quickly: 2,048 less a reserve.
         let dashboard = try ChildProcess(path: "/usr/bin/prlimit",
-                                         ["--nofile=1024:1024", ChildProcess.binaryPath("dashboard"), "--port", "0", "--db", ":memory:",
+                                         ["--nofile=2048:2048", ChildProcess.binaryPath("dashboard"), "--port", "0", "--db", ":memory:",
                                           "--log-level", "error"])
         _ = await dashboard.nextLine()
         let line = try #require(await dashboard.nextLine())
@@ -27,16 +27,16 @@ struct HostileClientsTests {
         }
         #expect(try ask().status == 200)
 
-        // 700 slowloris connections: each sends part of a head and then nothing.
+        // 1,000 slowloris connections: each sends part of a head and then nothing.
         var hostile: [RawClient] = []
-        for _ in 0..<700 {
+        for _ in 0..<1000 {
             let client = try RawClient(port: port)
             try client.send("GET / HTTP/1.1\r\nHost: \(host)\r\nX-Slow: ")
             hostile.append(client)
         }
         // Then a flood until the server refuses with 503 (its connection limit).
         var refused = 0
-        for _ in 0..<600 where refused < 20 {
+        for _ in 0..<1200 where refused < 20 {
             guard let client = try? RawClient(port: port, timeoutSeconds: 5) else { break }
             try? client.send(rawGet("/healthz", host: host))
             if let response = try? client.readResponse(), response.status == 503 { refused += 1 } else { hostile.append(client) }
