@@ -62,8 +62,9 @@ enum FanOutBenchmark {
             "--sub-url", "http://127.0.0.1:\(port)/api/poll?since={cursor}&timeout={timeout}&visible=1",
             "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(dashboard.pid)]))
         dashboard.stop()
-        _ = try runCommand("/bin/bash", [benchFolder + "/nchan/start.sh"])
-        defer { _ = try? runCommand("/bin/bash", [benchFolder + "/nchan/stop.sh"]) }
+        // nginx daemonizes and keeps our stdout open: run these scripts without capturing it.
+        try runUncaptured("/bin/bash", [benchFolder + "/nchan/start.sh"])
+        defer { try? runUncaptured("/bin/bash", [benchFolder + "/nchan/stop.sh"]) }
         let peer = try results(runCommand(python, [client, "--adapter", "nchan", "-n", counts, "-r", String(rounds)]))
         return subscribers.compactMap { n in
             guard let mine = ours[n], let theirs = peer[n] else { return nil }
@@ -122,4 +123,16 @@ func connectLoopback(port: Int) throws -> Int32 {
         throw BenchError("connect: \(String(cString: strerror(errno)))")
     }
     return fd
+}
+
+/// Runs a command with its output discarded (a daemon it starts may keep a captured pipe open).
+func runUncaptured(_ executable: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) failed") }
 }
