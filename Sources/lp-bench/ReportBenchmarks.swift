@@ -125,14 +125,9 @@ func connectLoopback(port: Int) throws -> Int32 {
     return fd
 }
 
-/// Runs a command with its output discarded (a daemon it starts may keep a captured pipe open).
+/// Runs a command with its output discarded and waits for it alone: nginx, which it starts,
+/// daemonizes and would keep Foundation's `Process` waiting on inherited descriptors.
 func runUncaptured(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) failed") }
+    let command = ([executable] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+    guard system(command + " > /dev/null 2>&1") == 0 else { throw BenchError("\(command) failed") }
 }
