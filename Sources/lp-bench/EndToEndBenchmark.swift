@@ -65,36 +65,11 @@ enum EndToEndBenchmark {
     }
 
     private static func get(port: Int, path: String) throws -> Data {
-        try exchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        try httpGet(port: port, path: path)
     }
 
     private static func post(port: Int, path: String, body: String) throws -> Data {
-        try exchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+        try httpExchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
-    }
-
-    /// One request on a fresh connection, read until the server closes it; returns the body.
-    private static func exchange(port: Int, request: String) throws -> Data {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { throw BenchError("cannot connect to port \(port)") }
-        let bytes = Array(request.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var response = Data()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            response.append(contentsOf: chunk[0..<count])
-        }
-        guard let split = response.range(of: Data("\r\n\r\n".utf8)) else { throw BenchError("no HTTP response from port \(port)") }
-        return response[split.upperBound...]
     }
 }

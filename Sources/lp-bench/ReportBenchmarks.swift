@@ -93,9 +93,14 @@ func jsonObject(_ data: Data) throws -> [String: Any] {
 
 /// One GET on a fresh connection; returns the body.
 func httpGet(port: Int, path: String) throws -> Data {
+    try httpExchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+}
+
+/// One request on a fresh connection, read until the server closes it; returns the body.
+func httpExchange(port: Int, request text: String) throws -> Data {
     let fd = try connectLoopback(port: port)
     defer { close(fd) }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+    let request = Array(text.utf8)
     _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var response = Data()
     var chunk = [UInt8](repeating: 0, count: 65536)

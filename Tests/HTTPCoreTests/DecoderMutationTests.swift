@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTPCore
 
 /// A seeded random mutator over good and malformed requests, for CI (the coverage-guided libFuzzer
@@ -16,7 +17,7 @@ struct DecoderMutationTests {
     ].map { Array($0.utf8) } + HTTPRequestDecoderTests.malformedCorpus.map { Array($0.1.utf8) }
 
     @Test func fiftyThousandMutantsNeverTrap() throws {
-        var random = SplitMix(seed: 20261129)
+        var random = TestRandom(seed: 20261129)
         let interesting: [UInt8] = Array("\r\n :\t\0%/?=&HTTP/1.10Content-LengthTransfer-Encodingchunked".utf8) + [0x7F, 0x80, 0xFF]
         var requests = 0, errors = 0
         for _ in 0..<50_000 {
@@ -48,17 +49,5 @@ struct DecoderMutationTests {
             }
         }
         #expect(requests > 1000 && errors > 1000, "the mutants cover both outcomes: \(requests) requests, \(errors) errors")
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

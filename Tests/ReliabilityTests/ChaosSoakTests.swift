@@ -25,7 +25,7 @@ struct ChaosSoakTests {
         let pollThread = Thread { poller.run() }
         pollThread.start()
 
-        var random = SplitMix(seed: 7)
+        var random = TestRandom(seed: 7)
         let faults = ["offline", "error500", "slow", "malformed", "drop", "none", "none"]
         let deadline = Date().addingTimeInterval(Self.seconds)
         var flips = 0, checks = 0
@@ -131,17 +131,5 @@ final class FeedPoller: Sendable {
                 }
             }
         }
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
