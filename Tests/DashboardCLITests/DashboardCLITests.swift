@@ -116,15 +116,20 @@ struct DashboardCLITests {
         try publish.send("POST /sim/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         #expect(try publish.readResponse().status == 200)
 
-        // The engine stores them shortly; read the state until the cursor shows all three (bounded).
-        var state: [String: Any] = [:]
-        for _ in 0..<800 {
-            let client = try RawClient(port: port)
-            try client.send(rawGet("/api/state", host: "127.0.0.1:\(port)"))
-            state = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any] ?? [:]
+        // Wait on the dashboard's own feed: each long-poll returns when something changes, and the
+        // state is read again then, until the cursor shows all three (bounded, no fixed sleeps).
+        func get(_ path: String) throws -> [String: Any] {
+            let client = try RawClient(port: port, timeoutSeconds: 30)
+            try client.send(rawGet(path, host: "127.0.0.1:\(port)"))
+            return try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any] ?? [:]
+        }
+        var state = try get("/api/state")
+        for _ in 0..<50 {
             let primary = (state["accounts"] as? [String: Any])?["primary"] as? [String: Any]
             if primary?["cursor"] as? Int == 3 { break }
-            try await Task.sleep(for: .milliseconds(25))
+            let seq = state["seq"] as? Int ?? 0
+            _ = try get("/api/poll?since=\(seq)&timeout=10")
+            state = try get("/api/state")
         }
         let connection = try #require(state["connection"] as? [String: Any])
         #expect(connection["state"] as? String == "live")

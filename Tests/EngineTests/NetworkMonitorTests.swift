@@ -3,9 +3,10 @@ import Testing
 
 @Suite("Network monitor")
 struct NetworkMonitorTests {
-    @Test func theNetlinkMonitorStartsAndAgreesWithTheInterfaceList() throws {
-        let monitor = try #require(LinuxNetworkMonitor(), "a NETLINK_ROUTE socket opens on Linux")
-        #expect(monitor.isOnline == LinuxNetworkMonitor.hasUsableInterface())
+    /// A smoke test: the socket opens. Transitions are not provoked here (that needs changing the
+    /// machine's links); the engine's reaction to them is tested with a scripted monitor.
+    @Test func theNetlinkSocketOpens() {
+        #expect(LinuxNetworkMonitor() != nil, "a NETLINK_ROUTE socket opens on Linux")
     }
 
     @Test func loopbackUpstreamsAreAlwaysOnline() {

@@ -9,14 +9,6 @@ struct DashboardHub: Sendable {
     let feed: EventFeed
     let registry: ErrorRegistry
     let attempter: EngineAttempter
-    let storage: StorageCoalescer
-
-    init(feed: EventFeed, registry: ErrorRegistry, attempter: EngineAttempter) {
-        self.feed = feed
-        self.registry = registry
-        self.attempter = attempter
-        self.storage = StorageCoalescer(feed: feed)
-    }
 
     func run(_ events: AsyncStream<EngineEvent>) async {
         for await event in events {
@@ -38,54 +30,14 @@ struct DashboardHub: Sendable {
         case .accountUnlinked(let userId):
             await feed.publish("account.unlinked", ["userId": userId])
         case .storage(let usage):
-            await storage.offer(StorageBody(usage))
+            // Only quota changes: a batch's usage rides in its messages event.
+            await feed.publish("storage", StorageBody(usage))
         case .problemRaised(let problem):
             await registry.raise(ErrorCatalog.error(for: problem, at: Date()), attempter: attempter)
         case .problemCleared(let kind):
             let causeKey = ErrorCatalog.error(for: EngineProblem(kind: kind, debug: ""), at: Date()).causeKey
             await registry.resolve(causeKey: causeKey)
         }
-    }
-}
-
-/// Storage changes with every batch; the page's meter needs at most one update a second. The
-/// first change of a quiet second goes out at once, later ones are folded into one that goes
-/// out when the second is over, so the last figure always arrives.
-actor StorageCoalescer {
-    private let feed: EventFeed
-    private let window: Duration
-    private var lastSent: ContinuousClock.Instant?
-    private var pending: StorageBody?
-    private var flusher: Task<Void, Never>?
-
-    init(feed: EventFeed, window: Duration = .seconds(1)) {
-        self.feed = feed
-        self.window = window
-    }
-
-    func offer(_ event: StorageBody) async {
-        let now = ContinuousClock.now
-        if let lastSent, now - lastSent < window {
-            pending = event
-            if flusher == nil {
-                let wait = window - (now - lastSent)
-                flusher = Task { [weak self] in
-                    try? await Task.sleep(for: wait)
-                    await self?.flush()
-                }
-            }
-            return
-        }
-        lastSent = now
-        await feed.publish("storage", event)
-    }
-
-    private func flush() async {
-        flusher = nil
-        guard let pending else { return }
-        self.pending = nil
-        lastSent = ContinuousClock.now
-        await feed.publish("storage", pending)
     }
 }
 

@@ -37,9 +37,6 @@ struct EngineAttempter: RecoveryAttempter {
         case (_, "cancel"):
             return .recovered
         case (_, "try-again"):
-            if error.type == "/problems/storage-failure" || error.type == "/problems/token-refused" {
-                await engine.resume()
-            }
             if await engine.retryAndWait() { return .recovered }
             var again = error
             if let problem = await engine.problems().first(where: { ErrorCatalog.error(for: $0, at: now()).causeKey == error.causeKey }) {

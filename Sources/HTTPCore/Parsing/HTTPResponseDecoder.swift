@@ -86,11 +86,9 @@ struct HTTPResponseDecoder {
                     phase = .untilClose
                 }
             case .fixed(let remaining):
-                let take = min(remaining, buffer.count)
-                body.append(contentsOf: buffer[0..<take])
-                buffer.removeSubrange(0..<take)
-                if remaining - take > 0 {
-                    phase = .fixed(remaining: remaining - take)
+                let left = takeBody(remaining)
+                guard left == 0 else {
+                    phase = .fixed(remaining: left)
                     return nil
                 }
                 phase = .done
@@ -103,11 +101,9 @@ struct HTTPResponseDecoder {
                 if body.count + size > maxBytes { throw .tooLarge }
                 phase = size == 0 ? .trailers : .chunkData(remaining: size)
             case .chunkData(let remaining):
-                let take = min(remaining, buffer.count)
-                body.append(contentsOf: buffer[0..<take])
-                buffer.removeSubrange(0..<take)
-                if remaining - take > 0 {
-                    phase = .chunkData(remaining: remaining - take)
+                let left = takeBody(remaining)
+                guard left == 0 else {
+                    phase = .chunkData(remaining: left)
                     return nil
                 }
                 phase = .chunkDataEnd
@@ -128,6 +124,14 @@ struct HTTPResponseDecoder {
                 return HTTPClientResponse(status: status, headers: headers, body: body)
             }
         }
+    }
+
+    /// Moves up to `remaining` buffered bytes into the body; returns how many are still to come.
+    private mutating func takeBody(_ remaining: Int) -> Int {
+        let take = min(remaining, buffer.count)
+        body.append(contentsOf: buffer[0..<take])
+        buffer.removeSubrange(0..<take)
+        return remaining - take
     }
 
     private mutating func parseHead(_ head: [UInt8]) throws(Failure) {
