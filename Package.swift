@@ -40,7 +40,7 @@ let package = Package(
         // Executables: thin wiring only.
         .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatSimulator", "Lifecycle", "Logging"]),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Lifecycle", "Logging"]),
-        .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite"]),
+        .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
         .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
 

@@ -46,10 +46,21 @@ enum ColdStartBenchmark {
     }
 }
 
-/// The shared fan-out client against the dashboard and against nginx + Nchan, in one run.
+/// The shared fan-out client against the dashboard and against nginx + Nchan, in one run; and
+/// against the dashboard's feed alone (`lp-bench feed-server`), which splits our latency into the
+/// path in front of the feed (simulator, engine, SQLite) and the fan-out itself.
 enum FanOutBenchmark {
     static let benchFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/bench").path
+
+    /// What the client reports for one subscriber count.
+    struct Result {
+        var p99: Double
+        /// The client's own CPU time per answer it read (all rounds, warm-up included).
+        var clientMicrosPerAnswer: Double
+        /// The server's CPU time per answer, when the client was given its pid.
+        var serverMicrosPerAnswer: Double?
+    }
 
     static func run(subscribers: [Int], rounds: Int) throws -> [ReportLine] {
         let client = benchFolder + "/lp_fanout.py"
@@ -57,32 +68,95 @@ enum FanOutBenchmark {
             throw BenchError("no fan-out client at \(client)")
         }
         let counts = subscribers.map(String.init).joined(separator: ",")
+        func cursorPoll(port: Int, pid: Int32, n: Int) throws -> Result? {
+            try results(runCommand(python, [client, "--adapter", "swift", "-n", String(n), "-r", String(rounds),
+                "--sub-url", "http://127.0.0.1:\(port)/api/poll?since={cursor}&timeout={timeout}&visible=1",
+                "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(pid)]), rounds: rounds)[n]
+        }
+        // One client run per N, so the dashboard's own figure for the wake pass (publish to the
+        // last answer written, from /metrics) can be told apart per N.
         let (dashboard, port) = try startDashboard(arguments: ["--db", ":memory:", "--always-on"])
-        let ours = try results(runCommand(python, [client, "--adapter", "swift", "-n", counts, "-r", String(rounds),
-            "--sub-url", "http://127.0.0.1:\(port)/api/poll?since={cursor}&timeout={timeout}&visible=1",
-            "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(dashboard.pid)]))
+        var ours: [Int: Result] = [:], wakePass: [Int: Double] = [:]
+        for n in subscribers {
+            let before = try wakeSeconds(port: port)
+            ours[n] = try cursorPoll(port: port, pid: dashboard.pid, n: n)
+            let after = try wakeSeconds(port: port)
+            if after.count > before.count { wakePass[n] = (after.sum - before.sum) / Double(after.count - before.count) * 1000 }
+        }
         dashboard.stop()
+        let (feedServer, feedPort) = try startFeedServer()
+        var feedAlone: [Int: Result] = [:]
+        for n in subscribers where n >= 1000 {
+            feedAlone[n] = try cursorPoll(port: feedPort, pid: feedServer.pid, n: n)
+        }
+        feedServer.stop()
         // nginx daemonizes and keeps our stdout open: run these scripts without capturing it.
         try runUncaptured("/bin/bash", [benchFolder + "/nchan/start.sh"])
         defer { try? runUncaptured("/bin/bash", [benchFolder + "/nchan/stop.sh"]) }
-        let peer = try results(runCommand(python, [client, "--adapter", "nchan", "-n", counts, "-r", String(rounds)]))
-        return subscribers.compactMap { n in
-            guard let mine = ours[n], let theirs = peer[n] else { return nil }
-            let ratio = mine / theirs
-            return ReportLine(name: "fan-out p99, \(n) subscribers", ours: String(format: "%.2f ms", mine),
-                              peer: String(format: "Nchan %.2f ms", theirs), ratio: ratio,
-                              goal: n >= 1000 ? "<= 1.0" : "", met: n < 1000 || ratio <= 1)
+        let peer = try results(runCommand(python, [client, "--adapter", "nchan", "-n", counts, "-r", String(rounds),
+                                                   "--server-pid", "@/tmp/bench-nchan/nginx.pid"]), rounds: rounds)
+
+        var lines: [ReportLine] = []
+        for n in subscribers {
+            guard let mine = ours[n], let theirs = peer[n] else { continue }
+            let ratio = mine.p99 / theirs.p99
+            lines.append(ReportLine(name: "fan-out p99, \(n) subscribers", ours: String(format: "%.2f ms", mine.p99),
+                                    peer: String(format: "Nchan %.2f ms", theirs.p99), ratio: ratio,
+                                    goal: n >= 1000 ? "<= 1.0" : "", met: n < 1000 || ratio <= 1))
+            if let wake = wakePass[n] {
+                lines.append(ReportLine(name: "feed wake pass, \(n) (publish to last answer written)", ours: String(format: "%.2f ms", wake),
+                                        peer: "", ratio: nil, goal: "", met: true))
+            }
+            if let alone = feedAlone[n] {
+                lines.append(ReportLine(name: "fan-out p99, \(n), feed alone (no upstream)", ours: String(format: "%.2f ms", alone.p99),
+                                        peer: String(format: "Nchan %.2f ms", theirs.p99), ratio: alone.p99 / theirs.p99,
+                                        goal: "", met: true))
+                lines.append(ReportLine(name: "fan-out client CPU per answer, \(n)",
+                                        ours: String(format: "%.0f us", mine.clientMicrosPerAnswer),
+                                        peer: String(format: "Nchan %.0f us", theirs.clientMicrosPerAnswer),
+                                        ratio: mine.clientMicrosPerAnswer / theirs.clientMicrosPerAnswer, goal: "", met: true))
+                if let server = alone.serverMicrosPerAnswer, let peerServer = theirs.serverMicrosPerAnswer {
+                    lines.append(ReportLine(name: "fan-out server CPU per answer, \(n), feed alone", ours: String(format: "%.0f us", server),
+                                            peer: String(format: "Nchan %.0f us", peerServer), ratio: server / peerServer,
+                                            goal: "", met: true))
+                }
+            }
         }
+        return lines
     }
 
-    /// p99 latency per subscriber count, from the client's JSON lines.
-    private static func results(_ output: String) throws -> [Int: Double] {
-        var p99: [Int: Double] = [:]
+    /// The dashboard's `lp_feed_wake_seconds` sum and count.
+    private static func wakeSeconds(port: Int) throws -> (sum: Double, count: Int) {
+        let text = String(decoding: try httpGet(port: port, path: "/metrics"), as: UTF8.self)
+        func value(_ name: String) -> Double {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        return (value("lp_feed_wake_seconds_sum"), Int(value("lp_feed_wake_seconds_count")))
+    }
+
+    private static func startFeedServer() throws -> (ChildProcess, port: Int) {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let child = try ChildProcess(name: "feed-server", executable: binary, arguments: ["feed-server", "--port", "0"])
+        let line = try child.waitForLine(startingWith: "feed-server listening on http://")
+        guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else {
+            throw BenchError("cannot read the port from \(line.debugDescription)")
+        }
+        return (child, port)
+    }
+
+    /// p99 latency and client CPU per subscriber count, from the client's JSON lines.
+    private static func results(_ output: String, rounds: Int) throws -> [Int: Result] {
+        var found: [Int: Result] = [:]
         for line in output.split(separator: "\n") where line.hasPrefix("{\"bench\": \"lp_fanout\"") {
             let object = try jsonObject(Data(line.utf8))
-            if let n = object["n"] as? Int, let value = object["lat_p99_ms"] as? Double { p99[n] = value }
+            guard let n = object["n"] as? Int, let p99 = object["lat_p99_ms"] as? Double else { continue }
+            let warmup = object["warmup_rounds"] as? Int ?? 1
+            let answers = Double(n * (rounds + warmup))
+            let clientSeconds = object["client_cpu_s"] as? Double ?? 0
+            found[n] = Result(p99: p99, clientMicrosPerAnswer: clientSeconds * 1e6 / answers,
+                              serverMicrosPerAnswer: (object["server_cpu_s"] as? Double).map { $0 * 1e6 / answers })
         }
-        return p99
+        return found
     }
 }
 

@@ -62,6 +62,13 @@ struct EventFeedTests {
         let answer = try #require(await live.value())
         #expect(try events(answer) == (1, ["connection"]))
         #expect(await feed.statistics().parkedPolls == 0)
+        #expect(await feed.statistics().wakeSeconds.count == 1)
+    }
+
+    @Test func aPublishWithNoParkedPollIsNoWakePass() async {
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
+        await feed.publish("connection", ["state": "live"])
+        #expect(await feed.statistics().wakeSeconds.count == 0)
     }
 
     @Test func visibleTabsAreReportedForTheLifecycle() async throws {

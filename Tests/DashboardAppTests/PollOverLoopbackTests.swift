@@ -47,6 +47,7 @@ struct PollOverLoopbackTests {
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = metrics.text
         #expect(text.contains("lp_feed_polls_total{outcome=\"woken\"} \(count)"))
+        #expect(text.contains("lp_feed_wake_seconds_count 1\n"), "the one publish was one wake pass")
         #expect(PrometheusParse.isValid(text), "every line is a comment or `name{labels} value`")
         await server.shutdown(gracePeriod: .milliseconds(100))
     }

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import HTTPCore
 
@@ -90,6 +91,7 @@ public actor EventFeed {
     /// One pass over the parked polls: answer the live ones, drop the ones whose client left.
     /// Polls waiting since the same seq (usually all of them) share one answer.
     private func wakeAll() {
+        let started = ContinuousClock.now
         var answered = 0
         var answers: [Int: HTTPResponse] = [:]
         for (_, poll) in parked {
@@ -102,6 +104,11 @@ public actor EventFeed {
         parked.removeAll(keepingCapacity: true)
         visibleParked = 0
         counters.pollsWoken += answered
+        if answered > 0 {
+            // Answers to held polls are written inline on this thread, so this is the whole fan-out.
+            let elapsed = ContinuousClock.now - started
+            counters.wakeSeconds.observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        }
         reportVisibility()
     }
 
@@ -227,6 +234,8 @@ public struct FeedCounters: Sendable {
     public var published = 0
     public var parkedPolls = 0
     public var bufferedEvents = 0
+    /// How long a publish took to answer every parked poll (passes that answered at least one).
+    public var wakeSeconds = Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5])
 }
 
 /// ISO-8601 with milliseconds, `2026-11-29T12:00:00.000Z`.

@@ -42,6 +42,7 @@ struct MetricsRoutes {
             (["outcome": "reset"], Double(feed.resets)),
         ])
         metrics.counter("lp_feed_events_total", "Events published to the feed.", feed.published)
+        metrics.histogram("lp_feed_wake_seconds", "Time from a publish to every parked poll answered (one wake pass).", feed.wakeSeconds)
         metrics.gauge("lp_errors_open", "Recoverable errors open now.", Double(errors.count))
         if let http = services.httpStatistics() {
             metrics.family("lp_http_responses_total", "counter", "HTTP responses by status.",
