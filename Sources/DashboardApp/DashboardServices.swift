@@ -40,7 +40,7 @@ public struct DashboardServices: Sendable {
         let engine = makeEngine { sink.yield($0) }
         let hub = DashboardHub(feed: feed, registry: registry, attempter: EngineAttempter(engine: engine, store: store))
         Task { await hub.run(events) }
-        await feed.onVisibleTabsChanged { count in await engine.setVisibleTabs(count) }
+        await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
                                  simulator: simulator, httpStatistics: httpStatistics)
     }

@@ -29,7 +29,7 @@ public actor SyncEngine {
 
     // What decides whether a cycle should run.
     private var userEnabled = true
-    private var visibleTabs = 0
+    private var dashboardVisible = false
     private var graceTask: Task<Void, Never>?
     private var withinGrace = false
     private var paused = false
@@ -148,16 +148,16 @@ public actor SyncEngine {
         reconcile()
     }
 
-    /// The number of dashboard tabs that are visible now. Syncing runs while it is above zero
-    /// and for the grace period after it drops to zero.
-    public func setVisibleTabs(_ count: Int) {
-        let previous = visibleTabs
-        visibleTabs = max(0, count)
-        if visibleTabs > 0 {
+    /// Whether any dashboard tab is visible now. Syncing runs while one is and for the grace
+    /// period after the last one goes.
+    public func setDashboardVisible(_ visible: Bool) {
+        let previous = dashboardVisible
+        dashboardVisible = visible
+        if visible {
             graceTask?.cancel()
             graceTask = nil
             withinGrace = false
-        } else if previous > 0 {
+        } else if previous {
             withinGrace = true
             let grace = options.lifecycleGrace
             let clock = self.clock
@@ -219,7 +219,7 @@ public actor SyncEngine {
     // MARK: Deciding
 
     private var shouldRun: Bool {
-        userEnabled && (options.alwaysOn || visibleTabs > 0 || withinGrace) && !paused && online
+        userEnabled && (options.alwaysOn || dashboardVisible || withinGrace) && !paused && online
     }
 
     /// Starts or stops the cycle so that it runs exactly when it should.

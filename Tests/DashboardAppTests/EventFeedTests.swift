@@ -71,14 +71,18 @@ struct EventFeedTests {
         #expect(await feed.statistics().wakeSeconds.count == 0)
     }
 
-    @Test func visibleTabsAreReportedForTheLifecycle() async throws {
+    @Test func whetherAnyVisibleTabIsParkedIsReportedInOrderOnlyWhenItChanges() async throws {
         let feed = EventFeed(epoch: "E", loop: Self.loop)
-        let (counts, sink) = AsyncStream.makeStream(of: Int.self)
-        await feed.onVisibleTabsChanged { sink.yield($0) }
+        let (reports, sink) = AsyncStream.makeStream(of: Bool.self)
+        await feed.onVisibilityChanged { sink.yield($0) }
+        var iterator = reports.makeAsyncIterator()
         _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
-        var iterator = counts.makeAsyncIterator()
-        #expect(await iterator.next() == 1)
+        #expect(await iterator.next() == true)
+        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
+        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false)
         await feed.publish("x", ["y": 1])
-        #expect(await iterator.next() == 0)
+        #expect(await iterator.next() == false, "a second visible poll is no change; the publish that answers both is")
+        _ = await feed.poll(since: 1, epoch: "E", timeout: .seconds(30), visible: true)
+        #expect(await iterator.next() == true)
     }
 }

@@ -42,7 +42,7 @@ struct InterleavingTests {
                 case .advanceTime:
                     harness.clock.advance(by: .milliseconds(Int64.random(in: 0...40_000, using: &random)))
                 case .tabs:
-                    await harness.engine.setVisibleTabs(Int.random(in: 0...2, using: &random))
+                    await harness.engine.setDashboardVisible(Bool.random(using: &random))
                 }
                 for _ in 0..<20 { await Task.yield() }
                 let status = await harness.engine.connectionStatus()

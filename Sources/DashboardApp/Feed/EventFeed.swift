@@ -16,8 +16,8 @@ public actor EventFeed {
     private var buffer: [(seq: Int, at: ContinuousClock.Instant, json: [UInt8])] = []
     private var parked: [UInt64: ParkedPoll] = [:]
     private var nextPollID: UInt64 = 1
-    private var visibilityObserver: (@Sendable (Int) async -> Void)?
-    private var lastVisibleCount = 0
+    private var visibilityReports: AsyncStream<Bool>.Continuation?
+    private var reportedVisible = false
     /// Parked polls from visible tabs, kept as polls park and leave (not counted on every change).
     private var visibleParked = 0
     private var counters = FeedCounters()
@@ -47,9 +47,17 @@ public actor EventFeed {
         self.maxAge = maxAge
     }
 
-    /// Told whenever the number of parked polls from visible tabs changes (the engine's lifecycle).
-    public func onVisibleTabsChanged(_ observer: @escaping @Sendable (Int) async -> Void) {
-        visibilityObserver = observer
+    /// Told, in order, whenever it changes whether any visible tab has a poll parked (the engine's
+    /// lifecycle). One task delivers the reports; a slow observer gets the latest state, not a backlog.
+    public func onVisibilityChanged(_ observer: @escaping @Sendable (Bool) async -> Void) {
+        visibilityReports?.finish()
+        let (reports, continuation) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+        visibilityReports = continuation
+        Task {
+            for await visible in reports {
+                await observer(visible)
+            }
+        }
     }
 
     public var currentSeq: Int { seq }
@@ -199,12 +207,10 @@ public actor EventFeed {
     }
 
     private func reportVisibility() {
-        let visible = visibleParked
-        guard visible != lastVisibleCount else { return }
-        lastVisibleCount = visible
-        if let visibilityObserver {
-            Task { await visibilityObserver(visible) }
-        }
+        let visible = visibleParked > 0
+        guard visible != reportedVisible else { return }
+        reportedVisible = visible
+        visibilityReports?.yield(visible)
     }
 
     private func answer(after since: Int) -> HTTPResponse {
