@@ -37,6 +37,15 @@ struct HTTPRequestDecoderTests {
         #expect(request.body.isEmpty)
     }
 
+    @Test(arguments: [
+        ("x=1&y=2", "y", "2"), ("y=1&y=2", "y", "1"), ("%79=a+b%21", "y", "a b!"), ("a+b=1", "a b", "1"),
+        ("y", "y", ""), ("y=", "y", ""), ("&&y=3&", "y", "3"), ("yy=1&x=2", "y", nil), ("x=1", "y", nil), ("y=%zz", "y", nil),
+    ] as [(String, String, String?)])
+    func queryValues(_ query: String, _ name: String, _ expected: String?) throws {
+        let request = try #require(try decodeAll("GET /p?\(query) HTTP/1.1\r\nHost: a\r\n\r\n").first)
+        #expect(request.queryValue(name) == expected)
+    }
+
     @Test func bodyWithContentLength() throws {
         let requests = try decodeAll("POST /api/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello")
         #expect(requests.first?.body == Array("hello".utf8))

@@ -36,15 +36,28 @@ public struct HTTPRequest: Sendable {
     /// The decoded value of the first query parameter called `name`.
     public func queryValue(_ name: String) -> String? {
         guard let query else { return nil }
-        // Works on the UTF-8 view: Character-based splitting is slow on a hot path like polls.
-        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+        // Walks the UTF-8 view without allocating per pair: polls ask for four values each.
+        let bytes = query.utf8
+        var pairStart = bytes.startIndex
+        while pairStart < bytes.endIndex {
+            let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            let pair = bytes[pairStart..<pairEnd]
             let equals = pair.firstIndex(of: UInt8(ascii: "="))
-            let keyBytes = pair[pair.startIndex..<(equals ?? pair.endIndex)]
-            guard let key = PercentDecoding.decode(Substring(keyBytes), plusAsSpace: true), key == name else { continue }
-            guard let equals else { return "" }
-            return PercentDecoding.decode(Substring(pair[pair.index(after: equals)...]), plusAsSpace: true)
+            let key = pair[pair.startIndex..<(equals ?? pair.endIndex)]
+            if Self.key(key, is: name) {
+                guard let equals else { return "" }
+                return PercentDecoding.decode(Substring(pair[bytes.index(after: equals)...]), plusAsSpace: true)
+            }
+            pairStart = pairEnd == bytes.endIndex ? pairEnd : bytes.index(after: pairEnd)
         }
         return nil
+    }
+
+    private static func key(_ raw: Substring.UTF8View.SubSequence, is name: String) -> Bool {
+        if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+            return PercentDecoding.decode(Substring(raw), plusAsSpace: true) == name
+        }
+        return raw.elementsEqual(name.utf8)
     }
 
     /// Whether the connection may carry another request after this one.
