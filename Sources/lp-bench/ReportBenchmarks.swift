@@ -75,6 +75,8 @@ enum FanOutBenchmark {
         }
         // One client run per N, so the dashboard's own figure for the wake pass (publish to the
         // last answer written, from /metrics) can be told apart per N.
+        let workspace = try ClientParseCost.Workspace()
+        defer { workspace.remove() }
         let (dashboard, port) = try startDashboard(arguments: ["--db", ":memory:", "--always-on"])
         var ours: [Int: Result] = [:], wakePass: [Int: Double] = [:]
         for n in subscribers {
@@ -83,6 +85,7 @@ enum FanOutBenchmark {
             let after = try wakeSeconds(port: port)
             if after.count > before.count { wakePass[n] = (after.sum - before.sum) / Double(after.count - before.count) * 1000 }
         }
+        try ClientParseCost.recordDashboardAnswer(python: python, port: port, in: workspace)
         dashboard.stop()
         let (feedServer, feedPort) = try startFeedServer()
         var feedAlone: [Int: Result] = [:]
@@ -95,6 +98,7 @@ enum FanOutBenchmark {
         defer { try? runUncaptured("/bin/bash", [benchFolder + "/nchan/stop.sh"]) }
         let peer = try results(runCommand(python, [client, "--adapter", "nchan", "-n", counts, "-r", String(rounds),
                                                    "--server-pid", "@/tmp/bench-nchan/nginx.pid"]), rounds: rounds)
+        try ClientParseCost.recordNchanAnswer(python: python, port: 18080, in: workspace)
 
         var lines: [ReportLine] = []
         for n in subscribers {
@@ -122,6 +126,7 @@ enum FanOutBenchmark {
                 }
             }
         }
+        lines.append(try ClientParseCost.measure(python: python, benchFolder: benchFolder, in: workspace))
         return lines
     }
 
