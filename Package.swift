@@ -22,9 +22,9 @@ let package = Package(
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
         .target(name: "Store", dependencies: ["SQLite"]),
         // The upstream chat server as the engine sees it: protocol, wire models, HTTP client.
-        .target(name: "Upstream", dependencies: ["HTTPCore", "Logging"]),
+        .target(name: "Upstream", dependencies: ["HTTPCore", "Logging", "JSONText"]),
         // A chat server for demos and tests, with fault injection.
-        .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream"]),
+        .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
         .target(name: "Engine", dependencies: ["Store", "Upstream", "CShims", "Logging"]),
         // Recoverable errors: the model, options, attempters, the registry of open errors.
@@ -33,10 +33,12 @@ let package = Package(
         .target(name: "Logging"),
         // SIGINT / SIGTERM as something to await; SIGPIPE ignored.
         .target(name: "Lifecycle"),
+        // JSON written by hand for the hot paths (message batches, events sent to every poll).
+        .target(name: "JSONText"),
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
         .target(name: "HTTPCore", dependencies: ["CShims", "Logging"]),
         // The dashboard application: routes, security policy, problem+json.
-        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging"]),
+        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText"]),
         // Executables: thin wiring only.
         .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatSimulator", "Lifecycle", "Logging"]),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Lifecycle", "Logging"]),
@@ -51,6 +53,7 @@ let package = Package(
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

@@ -1,12 +1,13 @@
 import DashboardApp
 import Foundation
 import HTTPCore
+import Store
 
 /// `lp-bench feed-server`: the dashboard's event feed and HTTP server with nothing behind them.
 ///
 /// A publish (`POST /api/simulator/messages`, the fan-out client's publish) goes straight into the
-/// feed as a `messages` event of the dashboard's own shape, so the answers the parked polls get
-/// are the dashboard's answers, byte for byte in form, without the simulator, the engine and
+/// feed as the dashboard's own `MessagesEvent`, so the answers the parked polls get are the
+/// dashboard's answers, byte for byte in form, without the simulator, the engine and
 /// SQLite in front. Under the fan-out client this splits the fan-out latency: what is left here is
 /// the feed, the HTTP writes and the client reading our answers.
 enum FeedOnlyServer {
@@ -58,14 +59,14 @@ struct FeedOnlyResponder: HTTPResponder {
     }
 
     private func publish(_ order: PublishOrder) async {
-        let now = Date()
+        let sentAt = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
         let messages = (0..<max(1, order.count ?? 1)).map { index in
-            MessagesEventShape.Message(id: Int64(index + 1), chatId: 5, sender: "Chloé", text: order.text ?? "hello",
-                                       sentAt: now.formatted(.iso8601.year().month().day()
-                                           .time(includingFractionalSeconds: true).timeZone(separator: .omitted)))
+            StoredMessage(account: .primary, id: Int64(index + 1), chatId: 5, sender: "Chloé", text: order.text ?? "hello",
+                          sentAt: sentAt, receivedAt: sentAt)
         }
-        await feed.publish("messages", MessagesEventShape(account: order.account ?? "primary", messages: messages, notify: true,
-                                                          storage: .init(usedBytes: 181, quotaBytes: 50_000_000)))
+        let event = MessagesEvent(account: order.account ?? "primary", messages: messages, notify: true,
+                                  storage: StorageUsage(usedBytes: 181, quotaBytes: 50_000_000))
+        await feed.publish("messages", json: event.json())
     }
 
     private func json(_ text: String, status: HTTPStatus = .ok) -> HTTPResponse {
@@ -77,25 +78,4 @@ private struct PublishOrder: Decodable {
     var account: String?
     var count: Int?
     var text: String?
-}
-
-/// The fields of the dashboard's `messages` event (CONTRACT section 5 plus the storage figures).
-private struct MessagesEventShape: Encodable {
-    struct Message: Encodable {
-        var id: Int64
-        var chatId: Int64
-        var sender: String
-        var text: String
-        var sentAt: String
-    }
-
-    struct Storage: Encodable {
-        var usedBytes: Int64
-        var quotaBytes: Int64
-    }
-
-    var account: String
-    var messages: [Message]
-    var notify: Bool
-    var storage: Storage
 }

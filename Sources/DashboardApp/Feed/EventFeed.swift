@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import HTTPCore
+import JSONText
 
 /// Every change as a numbered event in a bounded buffer, and the page's long-polls parked on it.
 ///
@@ -72,17 +73,28 @@ public actor EventFeed {
     /// Appends an event and wakes every parked poll.
     @discardableResult
     public func publish<Data: Encodable>(_ type: String, _ data: Data) -> Int {
-        seq += 1
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(ISOTime.string(date))
         }
-        let dataJSON = (try? encoder.encode(data)).map(Array.init) ?? Array("null".utf8)
-        var json = Array(#"{"seq":"#.utf8) + Array(String(seq).utf8) + Array(#","type":"#.utf8)
-        json += Array("\"\(type)\"".utf8) + Array(#","data":"#.utf8) + dataJSON + [UInt8(ascii: "}")]
-        buffer.append((seq, ContinuousClock.now, json))
+        return publish(type, json: (try? encoder.encode(data)).map(Array.init) ?? Array("null".utf8))
+    }
+
+    /// Appends an event whose data is JSON already, and wakes every parked poll.
+    @discardableResult
+    public func publish(_ type: String, json data: [UInt8]) -> Int {
+        seq += 1
+        var json = JSONWriter(capacity: 48 + type.utf8.count + data.count)
+        json.raw(#"{"seq":"#)
+        json.number(seq)
+        json.raw(#","type":"#)
+        json.string(type)
+        json.raw(#","data":"#)
+        json.raw(bytes: data)
+        json.raw("}")
+        buffer.append((seq, ContinuousClock.now, json.bytes))
         trim()
         counters.published += 1
         wakeAll()

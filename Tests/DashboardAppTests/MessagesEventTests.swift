@@ -1,0 +1,44 @@
+import Foundation
+import Store
+import Testing
+@testable import DashboardApp
+
+@Suite("Messages event")
+struct MessagesEventTests {
+    private func message(_ id: Int64, text: String, sender: String = "Chloé") -> StoredMessage {
+        StoredMessage(account: .linked, id: id, chatId: 7, sender: sender, text: text, sentAt: "2026-11-29T12:00:00.000Z",
+                      receivedAt: "2026-11-29T12:00:01.000Z")
+    }
+
+    @Test func writesTheContractFieldsAndNothingElse() throws {
+        let event = MessagesEvent(account: "linked", messages: [message(1, text: "hi"), message(2, text: "there")], notify: true,
+                                  storage: StorageUsage(usedBytes: 300, quotaBytes: 50_000_000))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? NSDictionary)
+        let expected: NSDictionary = [
+            "account": "linked", "notify": true, "storage": ["usedBytes": 300, "quotaBytes": 50_000_000],
+            "messages": [
+                ["id": 1, "chatId": 7, "sender": "Chloé", "text": "hi", "sentAt": "2026-11-29T12:00:00.000Z"],
+                ["id": 2, "chatId": 7, "sender": "Chloé", "text": "there", "sentAt": "2026-11-29T12:00:00.000Z"],
+            ],
+        ]
+        #expect(object == expected)
+    }
+
+    @Test func untrustedTextComesBackAsItWasAndAnUnlimitedQuotaIsNull() throws {
+        let texts = ["<img src=x onerror=alert(1)>", "quote \" backslash \\ newline \n tab \t nul \u{0}", "😀 \u{2028}", ""]
+        let event = MessagesEvent(account: "primary", messages: texts.enumerated().map { message(Int64($0.offset + 1), text: $0.element, sender: "\"Bob\"\n") },
+                                  notify: false, storage: StorageUsage(usedBytes: 0, quotaBytes: nil))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? [String: Any])
+        let messages = try #require(object["messages"] as? [[String: Any]])
+        #expect(messages.map { $0["text"] as? String } == texts)
+        #expect(messages.allSatisfy { $0["sender"] as? String == "\"Bob\"\n" })
+        #expect(object["notify"] as? Bool == false)
+        #expect((object["storage"] as? [String: Any])?["quotaBytes"] is NSNull)
+    }
+
+    @Test func anEmptyBatchIsAnEmptyList() throws {
+        let event = MessagesEvent(account: "primary", messages: [], notify: false, storage: StorageUsage(usedBytes: 0, quotaBytes: 10))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? [String: Any])
+        #expect((object["messages"] as? [Any])?.isEmpty == true)
+    }
+}
