@@ -54,6 +54,7 @@ let package = Package(
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "JSONText", "TestSupport"]),
         // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import JSONText
 import Logging
 
 /// `UpstreamAPI` over HTTP/1.1 with the project's own client (`HTTPCore.HTTPClient`).
@@ -42,7 +43,8 @@ public final class HTTPUpstreamClient: UpstreamAPI {
     public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
         var query = "primaryAfter=\(cursors.primaryAfter)&timeout=\(holdSeconds)"
         if let linked = cursors.linkedAfter { query += "&linkedAfter=\(linked)" }
-        return try await call("GET", "/v1/messages?" + query, token: token, timeout: .seconds(holdSeconds + 10))
+        return try await call("GET", "/v1/messages?" + query, token: token, timeout: .seconds(holdSeconds + 10),
+                              decode: MessagesAnswer.init(json:))
     }
 
     public func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {
@@ -56,6 +58,14 @@ public final class HTTPUpstreamClient: UpstreamAPI {
 
     private func call<Answer: Decodable>(_ method: String, _ pathAndQuery: String, token: String? = nil, body: [UInt8] = [],
                                          headers: HTTPHeaders = [:], timeout: Duration = .seconds(10)) async throws(UpstreamError) -> Answer {
+        try await call(method, pathAndQuery, token: token, body: body, headers: headers, timeout: timeout) { bytes in
+            try JSONDecoder().decode(Answer.self, from: Data(bytes))
+        }
+    }
+
+    private func call<Answer>(_ method: String, _ pathAndQuery: String, token: String? = nil, body: [UInt8] = [],
+                              headers: HTTPHeaders = [:], timeout: Duration = .seconds(10),
+                              decode: ([UInt8]) throws -> Answer) async throws(UpstreamError) -> Answer {
         var request = HTTPClientRequest(method: method, target: basePath + pathAndQuery, headers: headers, body: body)
         request.headers.add("Accept", "application/json")
         if let token { request.headers.add("Authorization", "Bearer \(token)") }
@@ -78,7 +88,7 @@ public final class HTTPUpstreamClient: UpstreamAPI {
         switch response.status {
         case 200..<300:
             do {
-                return try JSONDecoder().decode(Answer.self, from: Data(response.body))
+                return try decode(response.body)
             } catch {
                 throw .badResponse("\(method) \(pathAndQuery): \(Self.describe(error)); body starts \(Self.preview(response.body))")
             }
@@ -96,6 +106,7 @@ public final class HTTPUpstreamClient: UpstreamAPI {
         case DecodingError.keyNotFound(let key, _): "missing \(key.stringValue)"
         case DecodingError.typeMismatch(_, let context): "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
         case DecodingError.valueNotFound(_, let context): "null at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case let error as JSONReadError: "not the JSON expected (\(error))"
         default: "\(error)"
         }
     }

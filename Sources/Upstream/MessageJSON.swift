@@ -1,0 +1,62 @@
+import JSONText
+
+extension JSONWriter {
+    /// A message object with the upstream protocol's fields (CONTRACT section 3): what the
+    /// simulator answers with, and what the dashboard's `messages` events carry.
+    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+        raw(#"{"id":"#)
+        number(id)
+        raw(#","chatId":"#)
+        number(chatId)
+        raw(#","sender":"#)
+        string(sender)
+        raw(#","text":"#)
+        string(text)
+        raw(#","sentAt":"#)
+        string(sentAt)
+        raw("}")
+    }
+}
+
+extension MessagesAnswer {
+    /// Reads `{"messages": {"<userId>": [message, ...], ...}}` (or `{}` on a timeout) without
+    /// `JSONDecoder`: this is ingest's hot path. Other keys are skipped, as `Decodable` would.
+    public init(json bytes: [UInt8]) throws {
+        var reader = JSONReader(bytes)
+        var messages: [String: [UpstreamMessage]] = [:]
+        try reader.readObject { reader, key in
+            guard key == "messages", !reader.readNullIfPresent() else {
+                if key != "messages" { try reader.skipValue() }
+                return
+            }
+            try reader.readObject { reader, user in
+                var stream: [UpstreamMessage] = []
+                try reader.readArray { reader in stream.append(try UpstreamMessage(reading: &reader)) }
+                messages[user] = stream
+            }
+        }
+        try reader.finish()
+        self.init(messages: messages)
+    }
+}
+
+extension UpstreamMessage {
+    /// Reads one message object; every field must be there, unknown ones are skipped.
+    init(reading reader: inout JSONReader) throws {
+        var id: Int64?, chatId: Int64?, sender: String?, text: String?, sentAt: String?
+        try reader.readObject { reader, key in
+            switch key {
+            case "id": id = try reader.readInt64()
+            case "chatId": chatId = try reader.readInt64()
+            case "sender": sender = try reader.readString()
+            case "text": text = try reader.readString()
+            case "sentAt": sentAt = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        guard let id, let chatId, let sender, let text, let sentAt else {
+            throw reader.error("a message without id, chatId, sender, text or sentAt")
+        }
+        self.init(id: id, chatId: chatId, sender: sender, text: text, sentAt: sentAt)
+    }
+}
