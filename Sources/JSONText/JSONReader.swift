@@ -40,7 +40,8 @@ public struct JSONReader {
         JSONReadError(offset: index, reason: reason)
     }
 
-    /// What the next value is, without reading it.
+    /// What the next value is, judged by its first byte and without reading it; the value itself
+    /// is checked when it is read.
     public mutating func peekKind() throws -> Kind {
         skipWhitespace()
         guard let byte = peek() else { throw error("unexpected end") }
