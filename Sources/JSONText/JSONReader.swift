@@ -63,7 +63,7 @@ public struct JSONReader {
         repeat {
             let key = try readString()
             skipWhitespace()
-            guard next() == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+            guard consume(UInt8(ascii: ":")) else { throw error("expected ':' after a key") }
             try body(&self, key)
         } while try another(closedBy: UInt8(ascii: "}"))
     }
@@ -79,7 +79,7 @@ public struct JSONReader {
 
     public mutating func readString() throws -> String {
         skipWhitespace()
-        guard next() == UInt8(ascii: "\"") else { throw error("expected a string") }
+        guard consume(UInt8(ascii: "\"")) else { throw error("expected a string") }
         let start = index
         // Fast path: no escapes, so the text is the bytes between the quotes.
         while index < bytes.count {
@@ -164,6 +164,13 @@ public struct JSONReader {
         return bytes[index]
     }
 
+    /// Steps over `byte` if it comes next; errors thrown after a failed consume point at the byte.
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard peek() == byte else { return false }
+        index += 1
+        return true
+    }
+
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -175,7 +182,7 @@ public struct JSONReader {
 
     private mutating func open(_ bracket: UInt8, _ what: String) throws {
         skipWhitespace()
-        guard next() == bracket else { throw error("expected \(what)") }
+        guard consume(bracket) else { throw error("expected \(what)") }
         depth += 1
         guard depth <= Self.maxDepth else { throw error("nested deeper than \(Self.maxDepth)") }
     }
@@ -192,13 +199,10 @@ public struct JSONReader {
     /// After an element: true when a comma says another follows, false at the closing bracket.
     private mutating func another(closedBy close: UInt8) throws -> Bool {
         skipWhitespace()
-        switch next() {
-        case UInt8(ascii: ","): return true
-        case close:
-            depth -= 1
-            return false
-        default: throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'")
-        }
+        if consume(UInt8(ascii: ",")) { return true }
+        guard consume(close) else { throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
+        depth -= 1
+        return false
     }
 
     private mutating func literal(_ word: StaticString) -> Bool {

@@ -88,11 +88,13 @@ struct JSONReaderTests {
             _ = try read(#"{"a": 1 "b": 2}"#)
             Issue.record("expected an error")
         } catch let error as JSONReadError {
-            #expect(error.offset == 9)
-            #expect(error.description == "expected ',' or '}' at byte 9")
+            #expect(error.offset == 8, "the offset of the offending byte")
+            #expect(error.description == "expected ',' or '}' at byte 8")
         } catch {
             Issue.record("unexpected \(error)")
         }
+        var html = JSONReader(Array("<html>".utf8))
+        #expect(throws: JSONReadError(offset: 0, reason: "expected an object")) { try html.readObject { _, _ in } }
     }
 
     /// Random documents serialized by Foundation read back as the same values.
