@@ -15,8 +15,9 @@ let usage = """
                  --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
       e2e      end-to-end ingest: built-in simulator -> engine -> SQLite, messages/s
                  --messages 200000  --rounds 3
-      feed-server  the dashboard's feed and HTTP server alone, publishing straight into the feed
-               (no simulator, engine or SQLite): the fan-out client's floor     --port 0
+      feed-server
+               the dashboard's feed and HTTP server alone, a publish going straight into the
+               feed (no simulator, engine or SQLite), for the fan-out client     --port 0
       report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
