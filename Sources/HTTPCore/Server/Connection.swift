@@ -89,6 +89,9 @@ final class Connection: EventLoopHandler {
                 }
                 // Be fair to other connections, and stop pulling bytes a slow request cannot use yet.
                 if total >= 256 * 1024 || decoder.bufferedByteCount > pipelineLimit { break }
+                // A short read drained the socket; epoll is level-triggered and reports anything
+                // that arrives later (or the end of stream), so skip the read that would say EAGAIN.
+                if count < server.readBuffer.count { break }
                 continue
             }
             if count == 0 {
