@@ -25,10 +25,8 @@ extension MessagesAnswer {
         var reader = JSONReader(bytes)
         var messages: [String: [UpstreamMessage]] = [:]
         try reader.readObject { reader, key in
-            guard key == "messages", !reader.readNullIfPresent() else {
-                if key != "messages" { try reader.skipValue() }
-                return
-            }
+            guard key == "messages" else { return try reader.skipValue() }
+            if reader.readNullIfPresent() { return }
             try reader.readObject { reader, user in
                 var stream: [UpstreamMessage] = []
                 try reader.readArray { reader in stream.append(try UpstreamMessage(reading: &reader)) }

@@ -28,18 +28,10 @@ struct FeedOnlyResponder: HTTPResponder {
     let feed: EventFeed
     let epoch: String
 
+    /// Polls take the dashboard's own path: the same parameters, checks and feed calls.
     func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
         guard request.method == "GET", request.path == "/api/poll" else { return nil }
-        let since = request.queryValue("since").flatMap(Int.init) ?? 0
-        let timeout = request.queryValue("timeout").flatMap(Int.init) ?? 25
-        let epoch = request.queryValue("epoch")
-        return feed.assumeIsolated { feed -> HTTPResponse? in
-            switch feed.poll(since: since, epoch: epoch, timeout: .seconds(timeout), visible: true) {
-            case .now(let response): response
-            case .held(let held): .held(held)
-            case .reset: nil
-            }
-        }
+        return PollRoutes.onLoop(request, feed: feed)
     }
 
     func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
@@ -59,7 +51,7 @@ struct FeedOnlyResponder: HTTPResponder {
     }
 
     private func publish(_ order: PublishOrder) async {
-        let sentAt = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let sentAt = "2026-11-29T12:00:00.000Z"  // the form and length of the dashboard's timestamps
         let messages = (0..<max(1, order.count ?? 1)).map { index in
             StoredMessage(account: .primary, id: Int64(index + 1), chatId: 5, sender: "Chloé", text: order.text ?? "hello",
                           sentAt: sentAt, receivedAt: sentAt)

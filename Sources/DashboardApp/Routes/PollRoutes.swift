@@ -2,7 +2,7 @@ import Foundation
 import HTTPCore
 
 /// `GET /api/poll?since=SEQ&epoch=E&timeout=S&visible=0|1`: the page's own long-poll (CONTRACT section 5).
-struct PollRoutes {
+public struct PollRoutes: Sendable {
     let services: DashboardServices
     let state: StateRoutes
 
@@ -43,7 +43,7 @@ struct PollRoutes {
 
     /// The poll answered on the event loop's thread (the feed runs there): an answer now or a
     /// parked poll, with no task at all. Nil for what needs the async path (a reset, a bad query).
-    static func onLoop(_ request: HTTPRequest, feed: EventFeed) -> HTTPResponse? {
+    public static func onLoop(_ request: HTTPRequest, feed: EventFeed) -> HTTPResponse? {
         guard case .success(let parameters) = Self.parameters(of: request) else { return nil }
         return feed.assumeIsolated { feed -> HTTPResponse? in
             guard !feed.needsReset(since: parameters.since, epoch: parameters.epoch) else { return nil }
