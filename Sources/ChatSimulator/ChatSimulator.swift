@@ -51,10 +51,14 @@ public actor ChatSimulator {
 
     // MARK: Faults
 
-    /// Decides, with the seeded generator, whether the current fault strikes this upstream call.
-    func drawFault(isPurchase: Bool) -> FaultMode {
+    /// Decides, with the seeded generator, whether the current fault strikes this upstream call
+    /// (counted in `upstreamCalls`, whatever the answer).
+    func drawFault(isPurchase: Bool, path: Substring = "") -> FaultMode {
+        statistics.upstreamCalls += 1
         guard faults.mode != .none else { return .none }
         if faults.mode == .decline && !isPurchase { return .none }
+        if faults.mode == .unauthorized && path == "/v1/session" { return .none }
+        if faults.mode == .conflict && path != "/v1/messages" { return .none }
         guard Double.random(in: 0..<1, using: &random) < faults.rate else { return .none }
         statistics.faultsInjected += 1
         return faults.mode
@@ -267,8 +271,8 @@ public actor ChatSimulator {
             user = linkedUserId
         default: return nil
         }
-        var list = messagesByUser[user] ?? []
-        var fragments = fragmentsByUser[user] ?? []
+        var list = messagesByUser.removeValue(forKey: user) ?? []  // taken out, so appending copies nothing
+        var fragments = fragmentsByUser.removeValue(forKey: user) ?? []
         let sentAt = Self.timestamp()
         let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
         var ids: [Int64] = []
@@ -389,6 +393,8 @@ struct FaultsBody: Codable, Sendable {
 /// Counters for tests and the curious (`GET /sim/stats`).
 public struct SimulatorStatistics: Codable, Sendable {
     public var sessions = 0
+    /// Every `/v1/...` call received, answered or failed by a fault.
+    public var upstreamCalls = 0
     public var polls = 0
     public var published = 0
     public var faultsInjected = 0

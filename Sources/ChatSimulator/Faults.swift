@@ -13,6 +13,10 @@ public enum FaultMode: String, Sendable, CaseIterable, Codable {
     case drop
     /// Purchases are declined with 402.
     case decline
+    /// Calls that need a token answer 401, fresh tokens too (the engine's "token refused").
+    case unauthorized
+    /// `messages` answers 409, as when another poller with the same token took over.
+    case conflict
 }
 
 /// The active fault and how often it strikes.

@@ -22,7 +22,7 @@ public struct SimulatorResponder: HTTPResponder {
             return ChatSimulator.error(.notFound, "no such path")
         }
         let isPurchase = path == "/v1/storage/purchase"
-        let fault = await simulator.drawFault(isPurchase: isPurchase)
+        let fault = await simulator.drawFault(isPurchase: isPurchase, path: path)
         switch fault {
         case .offline:
             return .dropConnection
@@ -30,6 +30,10 @@ public struct SimulatorResponder: HTTPResponder {
             return ChatSimulator.error(.internalServerError, "injected server error")
         case .decline:
             return await simulator.declinedPurchase(request)
+        case .unauthorized:
+            return ChatSimulator.error(.unauthorized, "injected: token refused")
+        case .conflict:
+            return ChatSimulator.error(.conflict, "injected: another poller took over")
         case .slow:
             try? await Task.sleep(for: simulator.configuration.slowDelay)
         case .none, .malformed, .drop:
