@@ -26,7 +26,7 @@ public struct DashboardApp: HTTPResponder {
         self.staticFiles = staticFiles
         self.feed = services.feed
         var router = Router()
-        BasicRoutes(secrets: secrets).register(in: &router)
+        BasicRoutes(secrets: secrets, hasSimulator: services.simulator != nil).register(in: &router)
         MessageRoutes(pages: { account, before, limit throws(StoreError) in
             if let reader = services.reader {
                 return try await reader.messages(of: account, before: before, limit: limit)

@@ -3,15 +3,30 @@ import Store
 /// Something the engine tells the rest of the process: the feed turns these into page events.
 public enum EngineEvent: Sendable {
     case connection(ConnectionStatus)
-    /// New messages of one account; `notify` is false for the backlog of a first load.
-    case messages(account: AccountRole, messages: [StoredMessage], notify: Bool)
+    /// New messages of one account, and whether and how the person should hear of them.
+    case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
     case accountLinked(userId: Int64)
     case accountUnlinked(userId: Int64)
+    /// The upstream signed in another primary user than the store held: the previous user's
+    /// messages (both accounts) were removed so the two are never mixed.
+    case primaryAccountChanged(from: Int64, to: Int64, removedMessages: Int)
     case storage(StorageUsage)
     /// A condition the user should know about (the recovery layer decides how to show it).
     case problemRaised(EngineProblem)
     /// The condition of this kind is over.
     case problemCleared(EngineProblem.Kind)
+}
+
+/// How new messages reach the person (CONTRACT section 4.6).
+public enum MessageDelivery: Sendable, Equatable {
+    /// History: an account's very first sync, or a newly attached account's messages. No notification.
+    case silent
+    /// Arrived while the dashboard was live: each burst notifies.
+    case live
+    /// Arrived while syncing was interrupted (an outage, a hidden stretch, a restart): one summary.
+    case caughtUp
+
+    public var notifies: Bool { self != .silent }
 }
 
 /// A failure the engine could not hide.
@@ -33,6 +48,14 @@ public struct EngineProblem: Sendable, Equatable {
         case anotherPoller
         /// The local store failed for another reason.
         case storageFailure
+
+        /// Problems of the connection to the upstream: only the latest one is open at a time.
+        public var isConnectionProblem: Bool {
+            switch self {
+            case .upstreamError, .badResponse, .unreachable, .tokenRefused, .anotherPoller: true
+            case .noInternet, .outOfSpace, .storageFailure: false
+            }
+        }
     }
 
     public var kind: Kind

@@ -40,16 +40,22 @@ public actor SyncEngine {
     private var counters = EngineCounters()
     private var token: String?
     private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
-    /// Per stream: ids up to this were already on the server when the cycle started (backlog).
-    private var backlogThrough: [AccountRole: Int64] = [:]
+    /// Per stream: ids up to this are history (a first sync, a newly attached account): stored silently.
+    private var silentThrough: [AccountRole: Int64] = [:]
+    /// Per stream: ids up to this arrived while syncing was interrupted: announced as one summary.
+    private var caughtUpThrough: [AccountRole: Int64] = [:]
     private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
     private var purchasedBytes: Int64 = 0
     /// A 401 brought a new token and no call has succeeded with it yet.
     private var refreshedWithoutSuccess = false
+    /// New tokens fetched silently since the last answered poll: a server that takes every token
+    /// back right after the cursor sync would otherwise be a loop.
+    private var refreshesWithoutPoll = 0
+    static let silentRefreshesWithoutPoll = 3
     /// Who waits for the next try to end (`retryAndWait`): true when it connected.
-    private var outcomeWaiters: [CheckedContinuation<Bool, Never>] = []
-    /// Who waits for the next batch after a pause (`resumeAndWait`): true when it was stored.
-    private var batchWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var outcomeWaiters = Waiters<Bool>()
+    /// Who waits for the next batch after a pause (`resumeAndWait`).
+    private var batchWaiters = Waiters<BatchOutcome>()
     private var networkWatch: Task<Void, Never>?
 
     public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
@@ -86,10 +92,14 @@ public actor SyncEngine {
         reconcile()
     }
 
-    /// `POST /api/engine/stop`: stop syncing until `start()`.
+    /// `POST /api/engine/stop`: stop syncing until `start()`. Connection problems end with it:
+    /// nothing is being tried that could fail.
     public func stop() {
         userEnabled = false
         reconcile()
+        for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem {
+            clear(kind)
+        }
     }
 
     /// Skips the wait before the next try.
@@ -102,49 +112,75 @@ public actor SyncEngine {
     }
 
     /// Skips the wait (or starts the cycle) and suspends until that try has connected (true)
-    /// or failed (false). What a "Try again" button runs.
+    /// or failed (false); true at once when the connection is live. What a "Try again" button
+    /// runs. A cancelled caller stops waiting (false); the try itself goes on.
     public func retryAndWait() async -> Bool {
-        await withCheckedContinuation { continuation in
-            outcomeWaiters.append(continuation)
-            if tag == nil && !shouldRun {
-                reportOutcome(false)
-                return
+        if tag != nil && status.state == .live { return true }
+        if tag == nil && !shouldRun { return false }
+        let id = outcomeWaiters.makeID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard !Task.isCancelled else { return continuation.resume(returning: false) }
+                outcomeWaiters.add(continuation, id: id)
+                retryNow()
             }
-            retryNow()
+        } onCancel: {
+            Task { await self.forgetOutcomeWaiter(id) }
         }
     }
 
     private func reportOutcome(_ connected: Bool) {
-        let waiters = outcomeWaiters
-        outcomeWaiters = []
-        waiters.forEach { $0.resume(returning: connected) }
+        outcomeWaiters.resumeAll(returning: connected)
     }
 
-    /// Resumes after a pause and suspends until the next answered poll was stored (true) or the
-    /// engine paused or stopped again (false). What "Try again" on a full disk runs.
-    public func resumeAndWait() async -> Bool {
-        await withCheckedContinuation { continuation in
-            batchWaiters.append(continuation)
-            if paused {
-                resume()
-            } else {
-                reconcile()
+    /// How the wait for the next batch ended (`resumeAndWait`).
+    public enum BatchOutcome: Sendable, Equatable {
+        /// The next answered poll was stored.
+        case stored
+        /// It was not: `problem` says why (out of space again, a connection failure); nil when
+        /// syncing stopped or the caller was cancelled.
+        case notStored(EngineProblem?)
+    }
+
+    /// Resumes after a pause (or skips a retry wait) and suspends until the next answered poll
+    /// was stored or it became clear that it was not. What Free space and Buy more space wait on
+    /// before they call the error recovered.
+    public func resumeAndWait() async -> BatchOutcome {
+        let id = batchWaiters.makeID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard !Task.isCancelled else { return continuation.resume(returning: .notStored(nil)) }
+                batchWaiters.add(continuation, id: id)
+                if paused {
+                    resume()
+                } else {
+                    reconcile()
+                    retryNow()
+                }
+                if !shouldRun { reportBatch(.notStored(nil)) }
             }
-            if !shouldRun { reportBatch(false) }
+        } onCancel: {
+            Task { await self.forgetBatchWaiter(id) }
         }
     }
 
-    private func reportBatch(_ stored: Bool) {
-        let waiters = batchWaiters
-        batchWaiters = []
-        waiters.forEach { $0.resume(returning: stored) }
+    private func reportBatch(_ outcome: BatchOutcome) {
+        batchWaiters.resumeAll(returning: outcome)
     }
 
-    /// After space was freed or bought: fetch again from the same cursors.
+    private func forgetOutcomeWaiter(_ id: UInt64) {
+        outcomeWaiters.cancel(id, returning: false)
+    }
+
+    private func forgetBatchWaiter(_ id: UInt64) {
+        batchWaiters.cancel(id, returning: .notStored(nil))
+    }
+
+    /// After space was freed or bought: fetch again from the same cursors. The out-of-space
+    /// problem stays open until a batch is stored: only that shows the space is enough.
     public func resume() {
         guard paused else { return }
         paused = false
-        clear(.outOfSpace)
         reconcile()
     }
 
@@ -245,7 +281,7 @@ public actor SyncEngine {
 
     private func stopCycle() {
         reportOutcome(false)
-        reportBatch(false)
+        reportBatch(.notStored(nil))
         tag = nil
         cycleTask?.cancel()
         cycleTask = nil
@@ -279,24 +315,24 @@ public actor SyncEngine {
             } catch let failure as CycleFailure {
                 if dropIfStale(tag) { return }
                 switch failure {
-                case .stale, .tokenRefreshed:
+                case .stale, .tokenExpired:
                     return
                 case .paused(let problem):
                     paused = true
-                    reportOutcome(false)
-                    reportBatch(false)
                     raise(problem)
+                    reportOutcome(false)
+                    reportBatch(.notStored(problem))
                     stopCycle()
                     update { $0.state = .paused; $0.retryAt = nil }
                     return
                 case .retry(let problem, let atLeast):
                     raise(problem)
-                    await waitBeforeRetry(tag, atLeast: atLeast)
+                    await waitBeforeRetry(tag, after: problem, atLeast: atLeast)
                 }
             } catch {
                 if dropIfStale(tag) { return }
                 log.error("unexpected failure in the cycle: \(error)")
-                await waitBeforeRetry(tag, atLeast: .zero)
+                await waitBeforeRetry(tag, after: nil, atLeast: .zero)
             }
         }
     }
@@ -309,73 +345,102 @@ public actor SyncEngine {
         case paused(EngineProblem)
         /// Wait (backoff, at least `atLeast`) and start again from the token.
         case retry(EngineProblem, atLeast: Duration)
-        /// A 401 brought a new token: build the step again and retry it at once.
-        case tokenRefreshed
+        /// A 401 (the first in a row): start a new session, then do the step again.
+        case tokenExpired
     }
 
-    /// Token, accounts, quota and cursor sync: everything before the first hanging request.
+    /// Session, accounts, quota, a check of the store after it failed, and the cursor sync:
+    /// everything before the first hanging request.
     private func connect(_ tag: UUID) async throws {
-        try await refreshToken(tag)
-        let info = try await againAfterNewToken {
-            try await request(tag, important: true) { upstream, token throws(UpstreamError) in
-                try await upstream.lastMessageInfo(token: token)
+        try await startSession(tag, reconnecting: true)
+        if openProblems[.storageFailure] != nil {
+            do {
+                try await store.checkWritable()
+            } catch {
+                throw storeFailure(error)
             }
+            clear(.storageFailure)
         }
-        backlogThrough[.primary] = info.primaryLastId
-        backlogThrough[.linked] = info.linkedLastId
         connected()
-        let localPrimary = await store.cursor(for: .primary) ?? 0
-        if info.primaryLastId > localPrimary {
-            log.info("first load: \(info.primaryLastId - localPrimary) primary message(s) waiting, delivered without notifications")
-        }
     }
 
     /// One hanging request and its batch.
     private func pollOnce(_ tag: UUID) async throws {
-        // Cursors are read again after a new token: the session may have detached the linked account.
-        let answer = try await againAfterNewToken {
-            let cursors = StreamCursors(
-                primaryAfter: await store.cursor(for: .primary) ?? 0,
-                linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
-            )
-            guard isCurrent(tag) else { throw CycleFailure.stale }
-            counters.pollsStarted += 1
-            let hold = options.holdSeconds
-            return try await request(tag, important: false) { upstream, token throws(UpstreamError) in
-                try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
+        let answer: MessagesAnswer
+        while true {
+            do {
+                answer = try await poll(tag)
+                break
+            } catch CycleFailure.tokenExpired {
+                try await startSession(tag, reconnecting: false)
             }
         }
         counters.pollsSucceeded += 1
+        refreshesWithoutPoll = 0
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
-        reportBatch(true)
+        reportBatch(.stored)
     }
 
-    /// Gets a session token (an important request) and takes in what the session says.
-    private func refreshToken(_ tag: UUID) async throws {
-        let session = try await request(tag, important: true, withToken: false) { upstream, _ throws(UpstreamError) in
-            try await upstream.createSession()
+    private func poll(_ tag: UUID) async throws -> MessagesAnswer {
+        // Cursors are read each time: a new session may have detached the linked account.
+        let cursors = StreamCursors(
+            primaryAfter: await store.cursor(for: .primary) ?? 0,
+            linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
+        )
+        guard isCurrent(tag) else { throw CycleFailure.stale }
+        counters.pollsStarted += 1
+        let hold = options.holdSeconds
+        return try await request(tag, important: false) { upstream, token throws(UpstreamError) in
+            try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
         }
-        token = session.token
-        try await adopt(session, tag)
     }
 
-    /// Runs `step` again when it ended because a 401 brought a new token.
-    private func againAfterNewToken<T>(_ step: () async throws -> T) async throws -> T {
+    /// A new session token and what the session says, then the cursor sync, which tells what is
+    /// history (silent) and what arrived while syncing was interrupted (one summary). Every new
+    /// token is followed by a cursor sync, so an account attached mid-cycle is known as history.
+    private func startSession(_ tag: UUID, reconnecting: Bool) async throws {
         while true {
             do {
-                return try await step()
-            } catch CycleFailure.tokenRefreshed {
+                let session = try await request(tag, important: true, withToken: false) { upstream, _ throws(UpstreamError) in
+                    try await upstream.createSession()
+                }
+                token = session.token
+                try await adopt(session, tag)
+                let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
+                    try await upstream.lastMessageInfo(token: token)
+                }
+                await noteServerPosition(info, reconnecting: reconnecting)
+                return
+            } catch CycleFailure.tokenExpired {
                 continue
+            }
+        }
+    }
+
+    /// Sets, per stream, which ids are history and which were missed while away.
+    private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async {
+        for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
+            guard let lastID else { continue }
+            if let cursor = await store.cursor(for: role) {
+                if reconnecting { caughtUpThrough[role] = lastID > cursor ? lastID : nil }
+                if lastID > cursor {
+                    log.info("\(lastID - cursor) \(role) message(s) arrived while syncing was interrupted")
+                }
+            } else {
+                silentThrough[role] = max(silentThrough[role] ?? 0, lastID)
+                if lastID > 0 {
+                    log.info("first sync of the \(role) account: \(lastID) message(s) of history, delivered without notifications")
+                }
             }
         }
     }
 
     /// Runs one upstream call for the current cycle.
     ///
-    /// - A 401 gets a new token once, silently (the caller then builds the call again with what the
-    ///   new session says); a second 401 without a success in between is the user-visible
-    ///   `tokenRefused`, not a loop.
+    /// - A 401 means the token expired: the caller starts a new session, silently, and builds the
+    ///   call again (`CycleFailure.tokenExpired`); a second 401 without a success in between is
+    ///   the user-visible `tokenRefused`, not a loop.
     /// - An `important` call (session, cursor sync) is tried a few more times under the hood, after
     ///   short pauses, when the failure looks transient, before its failure counts.
     /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
@@ -399,11 +464,16 @@ public actor SyncEngine {
                 if refreshedWithoutSuccess {
                     throw CycleFailure.retry(EngineProblem(kind: .tokenRefused, debug: "401 again right after a new token"), atLeast: .zero)
                 }
+                if refreshesWithoutPoll >= Self.silentRefreshesWithoutPoll {
+                    throw CycleFailure.retry(EngineProblem(kind: .tokenRefused,
+                                                           debug: "401 after \(refreshesWithoutPoll) new tokens in a row without an answered poll"),
+                                             atLeast: .zero)
+                }
                 refreshedWithoutSuccess = true
+                refreshesWithoutPoll += 1
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
-                try await refreshToken(tag)
-                throw CycleFailure.tokenRefreshed
+                throw CycleFailure.tokenExpired
             }
             if Self.isTransient(error), let pause = pauses.popFirst() {
                 log.debug("retrying under the hood after \(error)")
@@ -443,9 +513,10 @@ public actor SyncEngine {
     }
 
     /// Backoff after a failed cycle: full jitter, and at least `atLeast` (3 s after a 409).
-    private func waitBeforeRetry(_ tag: UUID, atLeast: Duration) async {
+    private func waitBeforeRetry(_ tag: UUID, after problem: EngineProblem?, atLeast: Duration) async {
         counters.pollsFailed += 1
         reportOutcome(false)
+        reportBatch(.notStored(problem))
         let attempt = status.attempt + 1
         var delay = options.backoff.delay(afterFailure: attempt, using: &random)
         delay = max(delay, atLeast)
@@ -469,19 +540,31 @@ public actor SyncEngine {
     private func connected() {
         update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
         reportOutcome(true)
-        for kind in [EngineProblem.Kind.upstreamError, .badResponse, .unreachable, .tokenRefused, .anotherPoller, .noInternet] {
+        for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem || kind == .noInternet {
             clear(kind)
         }
     }
 
     // MARK: Sessions and batches
 
-    /// Takes in what a session answer says: linked account attached or detached, the quota.
+    /// Takes in what a session answer says: another primary user, linked account attached or
+    /// detached, the quota.
     private func adopt(_ session: UpstreamSession, _ tag: UUID) async throws {
-        let known: AccountIDs
+        var known: AccountIDs
         do {
             known = try await store.accountIDs()
+            if let old = known.primaryUserId, old != session.primaryUserId {
+                let removed = try await store.removeAllAccounts()
+                log.warning("the upstream signed in user \(session.primaryUserId), not \(old); removed the \(removed) stored message(s) of \(old)")
+                emit(.primaryAccountChanged(from: old, to: session.primaryUserId, removedMessages: removed))
+                emit(.storage(await store.storageUsage()))
+                known = AccountIDs(primaryUserId: nil, linkedUserId: nil)
+                silentThrough = [:]
+                caughtUpThrough = [:]
+            }
             if known.linkedUserId != session.linkedUserId {
+                silentThrough[.linked] = nil
+                caughtUpThrough[.linked] = nil
                 if let old = known.linkedUserId {
                     let purged = try await store.purgeLinkedAccount()
                     log.info("linked account \(old) detached; purged \(purged) message(s)")
@@ -526,12 +609,20 @@ public actor SyncEngine {
             // but the feed hears of it only from the current cycle.
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
-            let backlogEnd = backlogThrough[account] ?? 0
-            let backlog = fresh.filter { $0.id <= backlogEnd }
-            let live = fresh.filter { $0.id > backlogEnd }
-            if !backlog.isEmpty { emit(.messages(account: account, messages: backlog, notify: false)) }
-            if !live.isEmpty { emit(.messages(account: account, messages: live, notify: true)) }
+            let silentEnd = silentThrough[account] ?? 0
+            let caughtUpEnd = caughtUpThrough[account] ?? 0
+            var groups: [MessageDelivery: [StoredMessage]] = [:]
+            for message in fresh {
+                let delivery: MessageDelivery = message.id <= silentEnd ? .silent : message.id <= caughtUpEnd ? .caughtUp : .live
+                groups[delivery, default: []].append(message)
+            }
+            for delivery in [MessageDelivery.silent, .caughtUp, .live] {
+                if let messages = groups[delivery] { emit(.messages(account: account, messages: messages, delivery: delivery)) }
+            }
         }
+        // A stored answer shows the store takes writes and the batch fitted.
+        clear(.outOfSpace)
+        clear(.storageFailure)
         // No separate storage event per batch: the feed puts the usage into the messages event,
         // so one batch wakes each dashboard tab once.
     }
@@ -557,6 +648,12 @@ public actor SyncEngine {
     // MARK: Problems and status
 
     private func raise(_ problem: EngineProblem) {
+        if problem.kind.isConnectionProblem {
+            // The latest trouble with the connection replaces the earlier: only it is true now.
+            for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem && kind != problem.kind {
+                clear(kind)
+            }
+        }
         let previous = openProblems[problem.kind]
         openProblems[problem.kind] = problem
         if previous != problem {
@@ -600,5 +697,31 @@ struct AnyRandomGenerator: RandomNumberGenerator, Sendable {
 
     mutating func next() -> UInt64 {
         base.next()
+    }
+}
+
+/// Continuations waiting for the next outcome of something, each one removable when the task
+/// that waits is cancelled. Owned by an actor, which resumes them all when the outcome is known.
+struct Waiters<Value: Sendable> {
+    private var waiting: [UInt64: CheckedContinuation<Value, Never>] = [:]
+    private var lastID: UInt64 = 0
+
+    mutating func makeID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
+
+    mutating func add(_ continuation: CheckedContinuation<Value, Never>, id: UInt64) {
+        waiting[id] = continuation
+    }
+
+    mutating func resumeAll(returning value: Value) {
+        let all = waiting
+        waiting = [:]
+        all.values.forEach { $0.resume(returning: value) }
+    }
+
+    mutating func cancel(_ id: UInt64, returning value: Value) {
+        waiting.removeValue(forKey: id)?.resume(returning: value)
     }
 }

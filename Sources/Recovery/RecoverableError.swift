@@ -25,12 +25,22 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
     public var role: OptionRole?
     /// Costs money: the page asks for confirmation first, and it is never retried automatically.
     public var costsMoney: Bool
+    /// What the page asks before running the option (it costs money, or cannot be undone); nil runs it at once.
+    public var confirmation: String?
 
-    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false) {
+    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false, confirmation: String? = nil) {
         self.id = id
         self.title = title
         self.role = role
         self.costsMoney = costsMoney
+        self.confirmation = confirmation
+    }
+
+    /// This option with the question the page asks before running it.
+    public func confirming(_ question: String) -> RecoveryOption {
+        var option = self
+        option.confirmation = question
+        return option
     }
 
     public static let tryAgain = RecoveryOption(id: "try-again", title: "Try again", role: .default)
@@ -60,6 +70,9 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     public var extensions: [String: Int64]
     /// What an attempter needs to remember between attempts (never shown), e.g. a purchase's key.
     public var attemptContext: [String: String] = [:]
+    /// The last attempt on this error that did not help, so the page can say so instead of showing
+    /// the same view again.
+    public var lastFailedAttempt: FailedAttempt?
 
     public init(id: String = Self.makeID(), type: String, title: String, detail: String, suggestion: String,
                 presentation: Presentation, options: [RecoveryOption], debug: String, createdAt: Date,
@@ -84,6 +97,29 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     public static func makeID() -> String {
         "e" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
     }
+
+    /// This error, with the reason the attempt just made did not help (the registry adds which
+    /// option it was and when).
+    public func failing(because reason: String) -> UserFacingError {
+        var error = self
+        error.lastFailedAttempt = FailedAttempt(optionID: "", optionTitle: "", at: createdAt, reason: reason)
+        return error
+    }
+}
+
+/// An attempt that did not help: which option, when, and why, in words for people.
+public struct FailedAttempt: Sendable, Equatable {
+    public var optionID: String
+    public var optionTitle: String
+    public var at: Date
+    public var reason: String
+
+    public init(optionID: String, optionTitle: String, at: Date, reason: String) {
+        self.optionID = optionID
+        self.optionTitle = optionTitle
+        self.at = at
+        self.reason = reason
+    }
 }
 
 /// How an attempt ended.
@@ -103,4 +139,29 @@ public protocol RecoveryAttempter: Sendable {
 public protocol ErrorPresenter: Sendable {
     func present(_ error: UserFacingError) async
     func dismiss(_ error: UserFacingError) async
+    /// An attempt began or ended, so every window can show it (buttons disabled while it runs).
+    func attemptChanged(_ progress: AttemptProgress) async
+}
+
+extension ErrorPresenter {
+    public func attemptChanged(_ progress: AttemptProgress) async {}
+}
+
+/// An attempt as other windows see it.
+public struct AttemptProgress: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case running, recovered, failed
+    }
+
+    public var errorID: String
+    public var attemptID: String
+    public var optionID: String
+    public var status: Status
+
+    public init(errorID: String, attemptID: String, optionID: String, status: Status) {
+        self.errorID = errorID
+        self.attemptID = attemptID
+        self.optionID = optionID
+        self.status = status
+    }
 }

@@ -1,6 +1,22 @@
 import Foundation
 import SQLite
 
+/// What Free space removes: the oldest messages, how many, their bytes and when they were sent.
+public struct FreeSpacePlan: Sendable, Equatable {
+    public var messageCount: Int
+    public var bytes: Int64
+    /// The sending times of the oldest and newest message removed, as the upstream sent them.
+    public var oldestSentAt: String
+    public var newestSentAt: String
+
+    public init(messageCount: Int, bytes: Int64, oldestSentAt: String, newestSentAt: String) {
+        self.messageCount = messageCount
+        self.bytes = bytes
+        self.oldestSentAt = oldestSentAt
+        self.newestSentAt = newestSentAt
+    }
+}
+
 /// The local SQLite copy of the chat account. An actor: it owns the one writing connection, so
 /// every write is serialised without locks.
 ///
@@ -180,34 +196,32 @@ public actor MessageStore {
         usage.quotaBytes = bytes
     }
 
-    /// Deletes the oldest messages (by sending time) until usage is at most 75 % of the quota, or,
-    /// when the disk rather than the quota is full (`diskFull`), until usage is 75 % of what it
-    /// was. Returns the bytes freed; 0 when there is nothing to free.
-    public func freeSpace(diskFull: Bool = false) throws(StoreError) -> Int64 {
-        let used = usage.usedBytes
-        let target: Int64
-        if diskFull {
-            target = used * 3 / 4
-        } else if let quota = usage.quotaBytes {
-            target = quota * 3 / 4
-        } else {
-            return 0
+    /// What Free space would remove so that a waiting batch of `neededBytes` fits: the oldest
+    /// messages (by sending time) until usage is at most 75 % of the quota and the batch fits
+    /// beside it; when the disk rather than the quota is full (`diskFull`), a quarter of what is
+    /// stored. Nil when removing messages cannot make room (no quota, or a batch larger than the
+    /// quota itself, or nothing stored).
+    public func freeSpacePlan(neededBytes: Int64, diskFull: Bool = false) throws(StoreError) -> FreeSpacePlan? {
+        do {
+            guard let mustFree = bytesToFree(neededBytes: neededBytes, diskFull: diskFull) else { return nil }
+            let victims = try oldestMessages(covering: mustFree)
+            guard !victims.isEmpty else { return nil }
+            return Self.plan(victims)
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
         }
-        guard used > target else { return 0 }
-        let mustFree = used - target
+    }
+
+    /// Removes what ``freeSpacePlan(neededBytes:diskFull:)`` names, in one transaction, and
+    /// returns what went (nil: nothing could make room).
+    public func freeSpace(neededBytes: Int64, diskFull: Bool = false) throws(StoreError) -> FreeSpacePlan? {
+        guard let mustFree = bytesToFree(neededBytes: neededBytes, diskFull: diskFull) else { return nil }
         // On a full disk the delete itself needs room in the write-ahead log: empty it first.
         _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        let freed: Int64
+        let removed: [Victim]
         do {
-            freed = try connection.transaction { () throws -> Int64 in
-                let oldest = try connection.statement("SELECT account, id, chat_id, size FROM messages ORDER BY sent_at, id, account")
-                var victims: [(account: Int64, id: Int64, chat: Int64)] = []
-                var freed: Int64 = 0
-                while freed < mustFree, try oldest.step() {
-                    victims.append((oldest.int64(at: 0), oldest.int64(at: 1), oldest.int64(at: 2)))
-                    freed += oldest.int64(at: 3)
-                }
-                oldest.reset()
+            removed = try connection.transaction { () throws -> [Victim] in
+                let victims = try oldestMessages(covering: mustFree)
                 let delete = try connection.statement("DELETE FROM messages WHERE account = ?1 AND id = ?2")
                 let shrinkChat = try connection.statement("UPDATE chats SET message_count = message_count - 1 WHERE account = ?1 AND chat_id = ?2")
                 for victim in victims {
@@ -215,16 +229,92 @@ public actor MessageStore {
                     try shrinkChat.run(.integer(victim.account), .integer(victim.chat))
                 }
                 try connection.execute("DELETE FROM chats WHERE message_count <= 0")
-                try connection.statement(StoreSQL.addUsedBytes).run(.integer(-freed))
-                return freed
+                try connection.statement(StoreSQL.addUsedBytes).run(.integer(-victims.reduce(0) { $0 + $1.size }))
+                return victims
             }
         } catch {
             throw Self.storeError(error, usage: usage, needed: 0)
         }
         // The freed pages become reusable in the database file once the log is folded back in.
         _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        usage.usedBytes -= freed
-        return freed
+        guard !removed.isEmpty else { return nil }
+        let plan = Self.plan(removed)
+        usage.usedBytes -= plan.bytes
+        return plan
+    }
+
+    private struct Victim {
+        var account: Int64
+        var id: Int64
+        var chat: Int64
+        var size: Int64
+        var sentAt: String
+    }
+
+    private static func plan(_ victims: [Victim]) -> FreeSpacePlan {
+        FreeSpacePlan(messageCount: victims.count, bytes: victims.reduce(0) { $0 + $1.size },
+                      oldestSentAt: victims.map(\.sentAt).min() ?? "", newestSentAt: victims.map(\.sentAt).max() ?? "")
+    }
+
+    private func bytesToFree(neededBytes: Int64, diskFull: Bool) -> Int64? {
+        let used = usage.usedBytes
+        let target: Int64
+        if diskFull {
+            target = used * 3 / 4
+        } else if let quota = usage.quotaBytes, neededBytes <= quota {
+            target = min(quota * 3 / 4, quota - neededBytes)
+        } else {
+            return nil
+        }
+        return used > target ? used - target : nil
+    }
+
+    private func oldestMessages(covering bytes: Int64) throws -> [Victim] {
+        let oldest = try connection.statement("SELECT account, id, chat_id, size, sent_at FROM messages ORDER BY sent_at, id, account")
+        defer { oldest.reset() }
+        var victims: [Victim] = []
+        var covered: Int64 = 0
+        while covered < bytes, try oldest.step() {
+            let victim = Victim(account: oldest.int64(at: 0), id: oldest.int64(at: 1), chat: oldest.int64(at: 2),
+                                size: oldest.int64(at: 3), sentAt: oldest.string(at: 4))
+            victims.append(victim)
+            covered += victim.size
+        }
+        return victims
+    }
+
+    /// Writes to the file and commits, to learn whether the store takes writes again after a failure.
+    public func checkWritable() throws(StoreError) {
+        do {
+            try connection.transaction {
+                try connection.execute("UPDATE settings SET value = value WHERE key = 'used_bytes'")
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+    }
+
+    /// Removes every message, chat, cursor and user id of both accounts in one transaction (the
+    /// upstream now signs in someone else). Returns how many messages went.
+    @discardableResult
+    public func removeAllAccounts() throws(StoreError) -> Int {
+        let count: Int
+        do {
+            count = try connection.transaction { () throws -> Int in
+                try connection.execute("DELETE FROM messages")
+                let count = connection.changes
+                try connection.execute("DELETE FROM chats")
+                try connection.execute("DELETE FROM cursors")
+                try connection.execute("DELETE FROM accounts")
+                try connection.execute("UPDATE settings SET value = 0 WHERE key = 'used_bytes'")
+                return count
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+        usage.usedBytes = 0
+        cursors = [:]
+        return count
     }
 
     /// Removes the linked account entirely (messages, chats, cursor, user id) in one transaction.

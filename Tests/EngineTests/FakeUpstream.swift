@@ -232,9 +232,9 @@ final class EventRecorder: Sendable {
         return status
     }
 
-    var messageEvents: [(account: String, ids: [Int64], notify: Bool)] {
+    var messageEvents: [(account: String, ids: [Int64], notify: Bool, delivery: MessageDelivery)] {
         events.compactMap {
-            if case let .messages(account, messages, notify) = $0 { return (account.description, messages.map(\.id), notify) }
+            if case let .messages(account, messages, delivery) = $0 { return (account.description, messages.map(\.id), delivery.notifies, delivery) }
             return nil
         }
     }

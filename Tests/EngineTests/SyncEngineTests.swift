@@ -87,18 +87,38 @@ struct SyncEngineTests {
 
     // MARK: Tokens and takeovers
 
-    @Test func a401GetsOneSilentNewTokenAndASecondInARowIsAnError() async throws {
-        let harness = try EngineHarness()
+    @Test func a401GetsASilentNewTokenAndA401OnTheFreshTokenIsAnError() async throws {
+        var settings = FakeUpstream.Settings()
+        settings.lastMessageInfo = nil
+        let harness = try EngineHarness(settings: settings)
         await harness.engine.activate()
+        let noMessages = LastMessageInfo(primaryLastId: 0, linkedLastId: 0)
+        await harness.upstream.next(.lastMessageInfo).succeed(noMessages)
         await harness.upstream.next(.messages).fail(.unauthorized)
+        await harness.upstream.next(.lastMessageInfo).succeed(noMessages)  // the cursor sync after the new session
         let retried = await harness.upstream.next(.messages)
         #expect(await harness.engine.engineCounters().tokenRefreshes == 1)
         #expect(await harness.engine.problems().isEmpty, "the first 401 is handled silently")
         #expect(harness.upstream.calls.filter { $0.kind == .session }.isEmpty, "sessions were answered automatically")
-        retried.fail(.unauthorized)
+
+        retried.fail(.unauthorized)  // taken back after the new token worked once: still an expiry
+        await harness.upstream.next(.lastMessageInfo).fail(.unauthorized)  // the fresh token refused at once
         _ = await harness.recorder.connectionState(.waiting)
         #expect(await harness.engine.problems().map(\.kind) == [.tokenRefused])
-        #expect(await harness.engine.engineCounters().tokenRefreshes == 1, "no loop of refreshes")
+        #expect(await harness.engine.engineCounters().tokenRefreshes == 2, "no loop of refreshes")
+    }
+
+    @Test func tokensTakenBackAfterEveryCursorSyncAreRefusedAfterThreeSilentRefreshes() async throws {
+        let harness = try EngineHarness()
+        await harness.engine.activate()
+        for _ in 1...3 {
+            await harness.upstream.next(.messages).fail(.unauthorized)
+        }
+        #expect(await harness.engine.problems().isEmpty)
+        await harness.upstream.next(.messages).fail(.unauthorized)
+        _ = await harness.recorder.connectionState(.waiting)
+        #expect(await harness.engine.problems().map(\.kind) == [.tokenRefused])
+        #expect(await harness.engine.engineCounters().tokenRefreshes == 3)
     }
 
     @Test func a409WaitsAtLeastThreeSecondsAndIsReported() async throws {

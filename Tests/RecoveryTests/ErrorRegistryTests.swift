@@ -7,9 +7,12 @@ import TestSupport
 /// Records what the registry shows and hides, as the seed's presenter mock does.
 final class RecordingPresenter: ErrorPresenter {
     let log = Mutex<[String]>([])
+    let attempts = Mutex<[AttemptProgress.Status]>([])
     func present(_ error: UserFacingError) async { log.withLock { $0.append("present \(error.type) \(error.presentation.rawValue)") } }
     func dismiss(_ error: UserFacingError) async { log.withLock { $0.append("dismiss \(error.type)") } }
+    func attemptChanged(_ progress: AttemptProgress) async { attempts.withLock { $0.append(progress.status) } }
     var entries: [String] { log.withLock { $0 } }
+    var attemptStatuses: [AttemptProgress.Status] { attempts.withLock { $0 } }
 }
 
 /// An attempter whose answers the test scripts, counting how often each option ran.
@@ -77,7 +80,8 @@ struct ErrorRegistryTests {
         let attempter = ScriptedAttempter { _, _ in .recovered }
         let error = await registry.raise(sampleError(), attempter: attempter)
         let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
-        await clock.waitForSleepers()
+        await clock.waitForSleepers(2)  // the floor and the deadline
+        while attempter.count == 0 { await Task.yield() }
         #expect(attempter.count == 1, "the option ran at once")
         clock.advance(by: .milliseconds(399))
         #expect(await registry.openErrors().count == 1, "but the answer waits")
@@ -117,5 +121,88 @@ struct ErrorRegistryTests {
         open.yield()
         #expect(try await running.value.result == .recovered)
         #expect(attempter.count == 1, "a double click never runs an option twice")
+    }
+
+    @Test func aFailedAttemptSaysWhichOptionWhenAndWhyAndTheNextRepeatKeepsIt() async throws {
+        let registry = ErrorRegistry(presenter: presenter, clock: clock, now: { Date(timeIntervalSince1970: 1000) }, minimumAttemptDuration: .zero)
+        let attempter = ScriptedAttempter { _, error in .failed(error.failing(because: "still 500")) }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let answer = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k1")
+        guard case .failed(let shown) = answer.result else { Issue.record("expected failed"); return }
+        #expect(shown.lastFailedAttempt == FailedAttempt(optionID: "try-again", optionTitle: "Try again", at: Date(timeIntervalSince1970: 1000),
+                                                         reason: "still 500"))
+        // The engine raising the same cause again (without a note) keeps the note.
+        _ = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        #expect(await registry.error(id: error.id)?.lastFailedAttempt?.reason == "still 500")
+        #expect(presenter.attemptStatuses == [.running, .failed], "other windows hear it start and end")
+        // A second click with a new key runs again.
+        _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k2")
+        #expect(attempter.count == 2)
+    }
+
+    @Test func anAttemptWithoutAnOutcomeAnswersFailedAtTheDeadlineInVirtualTime() async throws {
+        let registry = ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: .zero, attemptDeadline: .seconds(30))
+        let cancelled = Mutex(false)
+        let (never, keepOpen) = AsyncStream<Void>.makeStream()
+        let attempter = ScriptedAttempter { _, _ in
+            // Waits for ever, but notices cancellation, as the engine's waits do.
+            for await _ in never {}
+            cancelled.withLock { $0 = true }
+            return .recovered
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        await clock.waitForSleepers()  // the deadline
+        clock.advance(by: .seconds(29))
+        #expect(await registry.runningAttempts()[error.id]?.optionID == "try-again")
+        clock.advance(by: .seconds(1))
+        let answer = try await attempt.value
+        guard case .failed(let shown) = answer.result else { Issue.record("expected failed"); return }
+        #expect(shown.lastFailedAttempt?.reason.contains("30 seconds") == true)
+        #expect(cancelled.withLock { $0 }, "the attempter was cancelled")
+        #expect(await registry.runningAttempts().isEmpty, "other clicks are not refused any longer")
+        keepOpen.finish()
+    }
+
+    @Test func aCallerThatGoesAwayDoesNotCancelTheAttempt() async throws {
+        let registry = registry()
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let attempter = ScriptedAttempter { _, _ in
+            for await _ in gate { return .recovered }
+            return .failed(sampleError())
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let caller = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        while attempter.count == 0 { await Task.yield() }
+        caller.cancel()
+        open.yield()
+        #expect(try await caller.value.result == .recovered)
+        let replay = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k")
+        #expect(replay.result == .recovered, "the retried click gets the answer")
+    }
+
+    @Test func recentProblemsKeepResolvedErrorsAndTheirAttemptsNewestFirst() async throws {
+        let registry = registry()
+        let attempter = ScriptedAttempter { option, error in option.id == "cancel" ? .recovered : .failed(error.failing(because: "no")) }
+        let first = await registry.raise(sampleError("/problems/upstream-error"), attempter: attempter)
+        _ = try await registry.attempt(errorID: first.id, optionID: "try-again", idempotencyKey: "a")
+        _ = try await registry.attempt(errorID: first.id, optionID: "cancel", idempotencyKey: "b")
+        for index in 0..<25 {
+            _ = await registry.raise(sampleError("/problems/kind-\(index)"), attempter: attempter)
+        }
+        let recent = await registry.recentProblems()
+        #expect(recent.count == 20)
+        #expect(recent.first?.type == "/problems/kind-24")
+        #expect(!recent.contains { $0.errorID == first.id }, "the oldest fell out")
+
+        let small = ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: .zero)
+        let error = await small.raise(sampleError(), attempter: attempter)
+        _ = try await small.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "a")
+        _ = try await small.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
+        let record = try #require(await small.recentProblems().first)
+        #expect(record.resolvedAt != nil)
+        #expect(record.attempts.map(\.optionID) == ["try-again", "cancel"])
+        #expect(record.attempts.map(\.recovered) == [false, true])
+        #expect(record.attempts.first?.reason == "no")
     }
 }

@@ -107,7 +107,8 @@ struct MessageStoreTests {
         #expect(try await store.apply(batch, to: .primary, receivedAt: now).isEmpty, "a full store still accepts a batch of known ids")
     }
 
-    @Test func freeSpaceDeletesTheOldestUntilThreeQuartersOfTheQuota() async throws {
+    /// 40 messages of 176 bytes, alternating accounts, sent a minute apart; the quota exactly full.
+    private func fullStore() async throws -> (store: MessageStore, used: Int64) {
         let store = try open()
         for id in Int64(1)...40 {
             let sentAt = String(format: "2026-11-29T12:%02d:00.000Z", id)
@@ -116,18 +117,58 @@ struct MessageStoreTests {
         }
         let used = await store.storageUsage().usedBytes
         try await store.setQuota(used)
-        let freed = try await store.freeSpace()
+        return (store, used)
+    }
+
+    @Test func freeSpaceRemovesExactlyWhatItsPlanSaysTheOldestFirst() async throws {
+        let (store, used) = try await fullStore()
+        let plan = try #require(try await store.freeSpacePlan(neededBytes: 100))
+        let removed = try #require(try await store.freeSpace(neededBytes: 100))
+        #expect(removed == plan, "the question asked before is what happens")
+        #expect(plan.oldestSentAt == "2026-11-29T12:01:00.000Z")
         let usage = await store.storageUsage()
-        #expect(freed > 0)
-        #expect(usage.usedBytes == used - freed)
-        #expect(usage.usedBytes <= used * 3 / 4)
+        #expect(usage.usedBytes == used - removed.bytes)
+        #expect(usage.usedBytes <= used * 3 / 4, "down to three quarters of the quota")
         #expect(try await store.scannedUsage() == usage.usedBytes, "the incremental figure matches a scan")
         let remaining = (try await store.allIDs(.primary) + store.allIDs(.linked)).sorted()
         #expect(remaining == Array(remaining.first!...40), "exactly the oldest went")
-        #expect(try await store.freeSpace() == 0, "nothing more to free")
+        #expect(remaining.count == 40 - removed.messageCount)
         let counted = try await store.chats(of: .primary).map(\.messageCount).reduce(0, +)
             + store.chats(of: .linked).map(\.messageCount).reduce(0, +)
         #expect(counted == Int64(remaining.count))
+    }
+
+    @Test func freeSpaceMakesRoomForTheWaitingBatchEvenBeyondAQuarter() async throws {
+        let (store, used) = try await fullStore()
+        let needed = used / 2
+        let removed = try #require(try await store.freeSpace(neededBytes: needed))
+        #expect(await store.storageUsage().usedBytes + needed <= used, "the waiting batch fits now")
+        #expect(removed.bytes >= needed)
+    }
+
+    @Test func freeSpaceOffersNothingWhenRemovingCannotHelp() async throws {
+        let (store, used) = try await fullStore()
+        #expect(try await store.freeSpacePlan(neededBytes: used + 1) == nil, "a batch larger than the whole quota")
+        #expect(try await store.freeSpace(neededBytes: used + 1) == nil)
+        #expect(await store.storageUsage().usedBytes == used, "nothing removed")
+        try await store.setQuota(nil)
+        #expect(try await store.freeSpacePlan(neededBytes: 10) == nil, "no quota: nothing to free for")
+        let empty = try MessageStore(location: .memory)
+        try await empty.setQuota(100)
+        #expect(try await empty.freeSpacePlan(neededBytes: 50) == nil, "nothing stored")
+    }
+
+    @Test func removingAllAccountsLeavesAnEmptyStoreThatCountsNothing() async throws {
+        let (store, _) = try await fullStore()
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1, linkedUserId: 2))
+        #expect(try await store.removeAllAccounts() == 40)
+        #expect(await store.storageUsage().usedBytes == 0)
+        #expect(try await store.scannedUsage() == 0)
+        #expect(await store.cursor(for: .primary) == nil)
+        #expect(await store.cursor(for: .linked) == nil)
+        #expect(try await store.accountIDs() == AccountIDs(primaryUserId: nil, linkedUserId: nil))
+        #expect(try await store.chats(of: .primary).isEmpty)
+        try await store.checkWritable()
     }
 
     // MARK: Linked account

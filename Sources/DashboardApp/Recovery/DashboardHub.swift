@@ -22,19 +22,22 @@ struct DashboardHub: Sendable {
         switch event {
         case .connection(let status):
             await feed.publish("connection", status)
-        case let .messages(account, messages, notify):
+        case let .messages(account, messages, delivery):
             let usage = await attempter.store.storageUsage()
-            let event = MessagesEvent(account: account.description, messages: messages, notify: notify, storage: usage)
+            let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
+                                      caughtUp: delivery == .caughtUp)
             await feed.publish("messages", json: event.json())
         case .accountLinked(let userId):
             await feed.publish("account.linked", ["userId": userId])
         case .accountUnlinked(let userId):
             await feed.publish("account.unlinked", ["userId": userId])
+        case let .primaryAccountChanged(from, to, removed):
+            await feed.publish("account.changed", ["previousUserId": from, "userId": to, "removedMessages": Int64(removed)])
         case .storage(let usage):
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
         case .problemRaised(let problem):
-            await registry.raise(ErrorCatalog.error(for: problem, at: Date()), attempter: attempter)
+            await registry.raise(await attempter.error(for: problem), attempter: attempter)
         case .problemCleared(let kind):
             let causeKey = ErrorCatalog.error(for: EngineProblem(kind: kind, debug: ""), at: Date()).causeKey
             await registry.resolve(causeKey: causeKey)
@@ -53,6 +56,11 @@ struct FeedPresenter: ErrorPresenter {
     func dismiss(_ error: UserFacingError) async {
         await feed.publish("error.resolved", ["id": error.id, "type": error.type])
     }
+
+    func attemptChanged(_ progress: AttemptProgress) async {
+        await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, attemptId: progress.attemptID, option: progress.optionID,
+                                                   status: progress.status.rawValue))
+    }
 }
 
 /// A `messages` event's data, written by hand: a batch can hold thousands of messages, and
@@ -63,15 +71,19 @@ public struct MessagesEvent: Sendable {
     public var notify: Bool
     /// The usage after this batch, so the storage meter follows without an event of its own.
     public var storage: StorageUsage
+    /// The messages arrived while syncing was interrupted: the page sums them up in one notice.
+    public var caughtUp: Bool
 
-    public init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage) {
+    public init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, caughtUp: Bool = false) {
         self.account = account
         self.messages = messages
         self.notify = notify
         self.storage = storage
+        self.caughtUp = caughtUp
     }
 
-    /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"}}`:
+    /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"}}`
+    /// (and `"caughtUp":true` for messages that arrived while syncing was interrupted):
     /// each message with the upstream's fields only (the account is the event's).
     public func json() -> [UInt8] {
         var json = JSONWriter(capacity: 128 + messages.reduce(0) { $0 + 96 + $1.text.utf8.count })
@@ -84,6 +96,7 @@ public struct MessagesEvent: Sendable {
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)
+        if caughtUp { json.raw(#","caughtUp":true"#) }
         json.raw(#","storage":{"quotaBytes":"#)
         if let quota = storage.quotaBytes { json.number(quota) } else { json.null() }
         json.raw(#","usedBytes":"#)
@@ -115,9 +128,12 @@ struct StorageBody: Encodable, Sendable {
 /// A recoverable error as RFC 9457 problem JSON with its extension members (CONTRACT section 6).
 struct ErrorBody: Encodable, Sendable {
     let error: UserFacingError
+    /// The attempt running on it now, so a window opened meanwhile shows its buttons busy.
+    let running: ErrorRegistry.RunningAttempt?
 
-    init(_ error: UserFacingError) {
+    init(_ error: UserFacingError, running: ErrorRegistry.RunningAttempt? = nil) {
         self.error = error
+        self.running = running
     }
 
     struct Key: CodingKey {
@@ -132,7 +148,15 @@ struct ErrorBody: Encodable, Sendable {
         var id: String
         var title: String
         var role: String?
-        var confirm: Bool?
+        /// The question the page asks before running the option.
+        var confirm: String?
+    }
+
+    struct LastAttempt: Encodable {
+        var option: String
+        var title: String
+        var at: String
+        var reason: String
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -144,8 +168,15 @@ struct ErrorBody: Encodable, Sendable {
         try container.encode(error.suggestion, forKey: Key("suggestion"))
         try container.encode(error.presentation.rawValue, forKey: Key("presentation"))
         try container.encode(ISOTime.string(error.createdAt), forKey: Key("createdAt"))
-        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.costsMoney ? true : nil) },
+        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation) },
                              forKey: Key("options"))
+        if let running {
+            try container.encode(["option": running.optionID, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))
+        }
+        if let last = error.lastFailedAttempt {
+            try container.encode(LastAttempt(option: last.optionID, title: last.optionTitle, at: ISOTime.string(last.at), reason: last.reason),
+                                 forKey: Key("lastAttempt"))
+        }
         try container.encode(["underlying": error.debug], forKey: Key("debug"))
         for (name, value) in error.extensions.sorted(by: { $0.key < $1.key }) {
             try container.encode(value, forKey: Key(name))

@@ -6,6 +6,10 @@ import Store
 import Upstream
 
 /// Runs the options of every error the engine raises, against the engine, the store and the upstream.
+///
+/// An option answers `recovered` only once it is true: Free space and Buy more space wait until
+/// the messages that did not fit are stored; Try again waits for the try it starts. A failure
+/// comes back as the error to show now, with the reason in words (`failing(because:)`).
 struct EngineAttempter: RecoveryAttempter {
     let engine: SyncEngine
     let store: MessageStore
@@ -16,6 +20,13 @@ struct EngineAttempter: RecoveryAttempter {
         self.engine = engine
         self.store = store
         self.now = now
+    }
+
+    /// The error to show for `problem`; out of space names what Free space would remove.
+    func error(for problem: EngineProblem) async -> UserFacingError {
+        guard problem.kind == .outOfSpace else { return ErrorCatalog.error(for: problem, at: now()) }
+        let plan = try? await store.freeSpacePlan(neededBytes: problem.neededBytes ?? 0, diskFull: problem.diskFull)
+        return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil)
     }
 
     func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult {
@@ -29,56 +40,65 @@ struct EngineAttempter: RecoveryAttempter {
             return await freeSpace(error)
         case ("/problems/out-of-space", "try-again"):
             // The disk was full; maybe it has room now.
-            return await engine.resumeAndWait() ? .recovered : .failed(error)
+            return await storeWaitingBatch(shown: error, after: nil)
         case ("/problems/out-of-space", "buy-space"), ("/problems/purchase-declined", "try-again"):
             return await buySpace(error)
         case ("/problems/purchase-declined", "cancel"):
             return .recovered
         case (_, "cancel"):
+            // Cancel on a connection or storage problem: stop trying. The banner offers Start syncing.
+            await engine.stop()
             return .recovered
         case (_, "try-again"):
             if await engine.retryAndWait() { return .recovered }
-            var again = error
-            if let problem = await engine.problems().first(where: { ErrorCatalog.error(for: $0, at: now()).causeKey == error.causeKey }) {
-                again.debug = problem.debug
-            }
-            return .failed(again)
+            return .failed(await currentError(replacing: error))
         default:
-            return .failed(error)
+            return .failed(error.failing(because: "This option does not apply here."))
         }
     }
 
+    /// The error to show after a failed try: the engine's current problem (it may be another kind
+    /// now), else the one shown, each saying why in its own words.
+    private func currentError(replacing shown: UserFacingError) async -> UserFacingError {
+        let problems = await engine.problems()
+        let current = problems.first { $0.kind.isConnectionProblem || $0.kind == .storageFailure || $0.kind == .noInternet || $0.kind == .outOfSpace }
+        guard let current else {
+            let state = await engine.connectionStatus().state
+            let reason = state == .stopped ? "Syncing is stopped, so nothing was tried." : "The try did not get through."
+            return shown.failing(because: reason)
+        }
+        let next = await error(for: current)
+        return next.failing(because: next.detail)
+    }
+
     private func freeSpace(_ shown: UserFacingError) async -> AttemptResult {
+        let removed: FreeSpacePlan?
         do {
-            let freed = try await store.freeSpace(diskFull: shown.extensions["diskFull"] == 1)
-            log.info("freed \(freed) bytes")
-            guard freed > 0 else {
-                var unchanged = shown
-                unchanged.debug = "free space found nothing to delete above 75 % of the quota"
-                return .failed(unchanged)
-            }
-            await engine.resume()
-            return .recovered
+            removed = try await store.freeSpace(neededBytes: shown.extensions["neededBytes"] ?? 0, diskFull: shown.extensions["diskFull"] == 1)
         } catch {
             var failed = shown
             failed.debug = "free space failed: \(error)"
-            return .failed(failed)
+            return .failed(failed.failing(because: "The oldest messages could not be removed."))
         }
+        guard let removed else {
+            return .failed(shown.failing(because: "There was nothing to remove that would make room."))
+        }
+        log.info("freed \(removed.bytes) bytes: \(removed.messageCount) message(s)")
+        let what = "Removed \(removed.messageCount) message\(removed.messageCount == 1 ? "" : "s") (\(ErrorCatalog.megabytes(removed.bytes)))"
+        return await storeWaitingBatch(shown: shown, after: what)
     }
 
     /// Buys what the batch needs (at least 10 MB) under a key fixed for this error, so retrying a
     /// purchase can never charge twice. Never retried automatically: only a click runs it.
     private func buySpace(_ shown: UserFacingError) async -> AttemptResult {
         let needed = shown.extensions["neededBytes"] ?? 0
-        let bytes = max(10_000_000, needed * 2)
+        let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = shown.attemptContext["purchaseKey"] ?? "buy-space-" + shown.id
         do {
             let token = try await engine.tokenForCall()
             let quota = try await engine.upstreamAPI.purchaseStorage(token: token, bytes: bytes, idempotencyKey: key)
             await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
-            await engine.resume()
             log.info("bought \(bytes) bytes; quota now \(quota)")
-            return .recovered
         } catch .paymentDeclined {
             var declined = ErrorCatalog.purchaseDeclined(debug: "402 from the upstream for key \(key)", at: now())
             // Retrying the declined purchase uses the very same key.
@@ -88,7 +108,41 @@ struct EngineAttempter: RecoveryAttempter {
         } catch {
             var failed = shown
             failed.debug = "purchase failed: \(error)"
-            return .failed(failed)
+            return .failed(failed.failing(because: "The chat service could not be reached to buy space. Nothing was charged."))
         }
+        let outcome = await storeWaitingBatch(shown: shown, after: "Bought \(ErrorCatalog.megabytes(bytes))")
+        if case .failed = outcome, shown.type == "/problems/purchase-declined" {
+            // The purchase went through: the declined error is over whatever happens next.
+            return .recovered
+        }
+        return outcome
+    }
+
+    /// Resumes syncing and answers once the messages that waited are stored, or with what stands
+    /// in the way; `done` says what the option did first ("Removed 12 messages (2 KB)").
+    private func storeWaitingBatch(shown: UserFacingError, after done: String?) async -> AttemptResult {
+        let problem: EngineProblem?
+        switch await engine.resumeAndWait() {
+        case .stored:
+            return .recovered
+        case .notStored(let reason):
+            problem = reason
+        }
+        let next = await problem.asyncMap { await error(for: $0) } ?? shown
+        let reason = switch problem?.kind {
+        case .outOfSpace?: "the waiting messages still do not fit."
+        case nil: "syncing stopped before the waiting messages could be stored."
+        case _?: next.detail.prefix(1).lowercased() + next.detail.dropFirst()
+        }
+        let sentence = done.map { "\($0), but \(reason)" } ?? reason.prefix(1).uppercased() + reason.dropFirst()
+        return .failed(next.failing(because: sentence))
+    }
+}
+
+extension Optional {
+    /// `map` for an asynchronous transform.
+    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let self else { return nil }
+        return await transform(self)
     }
 }

@@ -4,23 +4,26 @@ import Recovery
 import Store
 
 /// The concrete recoverable errors of CONTRACT section 6: neutral words for people, the cause in `debug`.
+///
+/// Cancel on a connection problem stops syncing (the banner then offers Start syncing); the
+/// suggestions say so, so the words match what the buttons do.
 enum ErrorCatalog {
-    static func error(for problem: EngineProblem, at date: Date) -> UserFacingError {
+    static func error(for problem: EngineProblem, at date: Date, freeSpacePlan: FreeSpacePlan? = nil, canBuySpace: Bool = true) -> UserFacingError {
         switch problem.kind {
         case .upstreamError:
             UserFacingError(type: "/problems/upstream-error", title: "The chat server is having trouble",
                              detail: "It answered with an error, so new messages cannot be fetched right now.",
-                             suggestion: "This usually passes by itself: syncing retries on its own, or you can try again now.",
+                             suggestion: "This usually passes by itself: syncing retries on its own, or try again now. Cancel stops syncing.",
                              presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         case .badResponse:
             UserFacingError(type: "/problems/bad-response", title: "The chat server's answer could not be read",
                              detail: "Something answered in place of the chat server, or its answer was cut short.",
-                             suggestion: "If this network asks you to sign in, do that first. Syncing retries on its own.",
+                             suggestion: "If this network asks you to sign in, do that first. Syncing retries on its own; Cancel stops it.",
                              presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         case .unreachable:
             UserFacingError(type: "/problems/upstream-unreachable", title: "The chat server cannot be reached",
                              detail: "The connection to it failed or was cut.",
-                             suggestion: "Syncing retries on its own; you can also try again now.",
+                             suggestion: "Syncing retries on its own; you can also try again now. Cancel stops syncing.",
                              presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         case .noInternet:
             UserFacingError(type: "/problems/no-internet", title: "You are offline",
@@ -28,47 +31,91 @@ enum ErrorCatalog {
                              suggestion: "Syncing starts again as soon as the connection is back.",
                              presentation: .banner, options: [.tryAgain], debug: problem.debug, createdAt: date)
         case .outOfSpace:
-            outOfSpace(problem, at: date)
+            outOfSpace(problem, at: date, freeSpacePlan: freeSpacePlan, canBuySpace: canBuySpace)
         case .tokenRefused:
             UserFacingError(type: "/problems/token-refused", title: "The chat server did not accept the session",
-                             detail: "It refused a freshly issued session, so syncing has stopped trying for now.",
-                             suggestion: "Try again in a moment. If it keeps happening, the account may need attention.",
+                             detail: "It refused a freshly issued session, so no messages can be fetched.",
+                             suggestion: "Syncing keeps trying on its own, less often each time. Try again now, or cancel to stop syncing.",
                              presentation: .alert, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         case .anotherPoller:
             UserFacingError(type: "/problems/another-poller", title: "Syncing continues somewhere else",
                              detail: "Another window or device using the same session took over fetching messages.",
-                             suggestion: "Close the other one, or try again to take over here.",
+                             suggestion: "Try again to take over here, or cancel to leave syncing to the other one.",
                              presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         case .storageFailure:
             UserFacingError(type: "/problems/storage-failure", title: "Messages cannot be saved",
                              detail: "The local copy on this computer could not be written.",
-                             suggestion: "Try again. If it keeps happening, check the disk the dashboard stores its data on.",
+                             suggestion: "Try again. If it keeps happening, check the disk the dashboard stores its data on. Cancel stops syncing.",
                              presentation: .alert, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
         }
     }
 
-    static func outOfSpace(_ problem: EngineProblem, at date: Date, presentation: Presentation = .view) -> UserFacingError {
+    /// Out of space with the options that can work here: Free space only when removing old
+    /// messages makes room for the waiting ones (and saying what it removes), Buy more space only
+    /// where the upstream sells space and the quota (not the disk) is full.
+    static func outOfSpace(_ problem: EngineProblem, at date: Date, freeSpacePlan: FreeSpacePlan?, canBuySpace: Bool = true,
+                           presentation: Presentation = .view) -> UserFacingError {
         let quota = problem.usage?.quotaBytes
-        let detail = problem.diskFull || quota == nil
-            ? "The disk this computer stores messages on is full."
-            : "New messages do not fit into the \(megabytes(quota!)) you have."
         var extensions: [String: Int64] = [:]
         extensions["usedBytes"] = problem.usage?.usedBytes
         extensions["quotaBytes"] = quota
         extensions["neededBytes"] = problem.neededBytes
         if problem.diskFull { extensions["diskFull"] = 1 }
-        // Buying quota cannot help a full disk: there the options are to free space or, once the
-        // disk has room again, to try again.
-        if problem.diskFull {
-            return UserFacingError(type: "/problems/out-of-space", title: "The disk is full", detail: detail,
-                                   suggestion: "Make room on this computer's disk and try again, or free space by removing the oldest messages.",
-                                   presentation: presentation, options: [.cancel, .freeSpace, .tryAgain],
+        var options: [RecoveryOption] = [.cancel]
+        if let plan = freeSpacePlan {
+            options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan)))
+            extensions["freeSpaceMessages"] = Int64(plan.messageCount)
+            extensions["freeSpaceBytes"] = plan.bytes
+        }
+        if problem.diskFull || quota == nil {
+            // Buying quota cannot help a full disk: there the way out is making room and trying again.
+            options.append(.tryAgain)
+            return UserFacingError(type: "/problems/out-of-space", title: "The disk is full",
+                                   detail: "The disk this computer stores messages on is full.",
+                                   suggestion: "Make room on this computer's disk and try again\(freeSpacePlan == nil ? "" : ", or free space by removing the oldest messages"). New messages wait on the server meanwhile.",
+                                   presentation: presentation, options: options,
                                    debug: problem.debug, createdAt: date, extensions: extensions)
         }
-        return UserFacingError(type: "/problems/out-of-space", title: "Storage is full", detail: detail,
-                                suggestion: "Free some space or buy more to keep syncing. Nothing is lost meanwhile.",
-                                presentation: presentation, options: [.cancel, .freeSpace, .buySpace],
+        if canBuySpace {
+            options.append(RecoveryOption.buySpace.confirming(
+                "This buys \(megabytes(purchaseBytes(neededBytes: problem.neededBytes ?? 0))) more storage from the chat service, which may be charged."))
+        }
+        let way = switch (freeSpacePlan != nil, canBuySpace) {
+        case (true, true): "Free some space or buy more to keep syncing."
+        case (true, false): "Free some space to keep syncing."
+        case (false, true): "Buy more space to keep syncing."
+        case (false, false): "The waiting messages are larger than the whole quota."
+        }
+        return UserFacingError(type: "/problems/out-of-space", title: "Storage is full",
+                                detail: "New messages do not fit into the \(megabytes(quota!)) you have.",
+                                suggestion: way + " Nothing is lost while you decide: new messages wait on the server.",
+                                presentation: presentation, options: options,
                                 debug: problem.debug, createdAt: date, extensions: extensions)
+    }
+
+    /// What Buy more space buys: what the batch needs, twice, and at least 10 MB.
+    static func purchaseBytes(neededBytes: Int64) -> Int64 {
+        max(10_000_000, neededBytes * 2)
+    }
+
+    static func freeSpaceQuestion(_ plan: FreeSpacePlan) -> String {
+        let count = plan.messageCount == 1 ? "the oldest message" : "the \(plan.messageCount) oldest messages"
+        let when = sentRange(plan)
+        return "This removes \(count) stored on this computer (\(when)\(megabytes(plan.bytes))). "
+            + "They cannot be fetched from the chat server again."
+    }
+
+    /// "sent 29 Nov 12:00 to 12:05, " in the local time zone (the browser runs on this machine too).
+    private static func sentRange(_ plan: FreeSpacePlan) -> String {
+        func date(_ text: String) -> Date? {
+            (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
+        }
+        guard let oldest = date(plan.oldestSentAt), let newest = date(plan.newestSentAt) else { return "" }
+        let day = Date.FormatStyle().day().month(.abbreviated).hour().minute()
+        let time = Date.FormatStyle().hour().minute()
+        let sameDay = Calendar.current.isDate(oldest, inSameDayAs: newest)
+        if oldest == newest { return "sent \(oldest.formatted(day)), " }
+        return "sent \(oldest.formatted(day)) to \(newest.formatted(sameDay ? time : day)), "
     }
 
     static func purchaseDeclined(debug: String, at date: Date) -> UserFacingError {

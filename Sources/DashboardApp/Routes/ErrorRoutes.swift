@@ -15,7 +15,7 @@ struct ErrorRoutes {
     private func attempt(_ request: HTTPRequest, errorID: String) async throws -> HTTPResponse {
         guard let key = request.headers["Idempotency-Key"], !key.isEmpty, key.utf8.count <= 200 else {
             return Problem(type: "/problems/idempotency-key-missing", title: "Idempotency-Key required", status: .badRequest,
-                           detail: "Send an Idempotency-Key header: one per option shown, reused for repeated clicks.").response
+                           detail: "Send an Idempotency-Key header: a new one for each attempt asked for, the same one when that request is retried.").response
         }
         struct Body: Decodable { var option: String }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
@@ -33,16 +33,13 @@ struct ErrorRoutes {
                                detail: "This error has no option \(body.option.debugDescription).").response
             case .keyReusedForAnotherOption:
                 return Problem(type: "/problems/idempotency-key-reused", title: "Idempotency-Key already used", status: .unprocessableContent,
-                               detail: "This key was used for another option; make a new key per option.").response
+                               detail: "This key was used for another option; make a new key for each attempt.").response
             case .attemptRunning:
                 return Problem(type: "/problems/attempt-running", title: "An attempt is already running", status: .conflict,
                                detail: "Wait for the running attempt of this error to finish.").response
             }
         }
-        let body2 = AttemptBody(answer)
-        await services.feed.publish("attempt", AttemptEvent(errorId: answer.errorID, attemptId: answer.attemptID,
-                                                             option: answer.optionID, status: body2.status))
-        return try JSONResponse.make(body2)
+        return try JSONResponse.make(AttemptBody(answer))
     }
 }
 

@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import HTTPCore
+import Recovery
 import Store
 
 /// `GET /api/state` (the snapshot) and the engine controls `POST /api/engine/{start,stop,retry-now}`.
@@ -45,13 +46,15 @@ struct StateRoutes {
             messages[role.description] = MessagePageBody(try await store.messages(of: role, limit: Self.snapshotMessages)).messages
         }
         let usage = await store.storageUsage()
+        let running = await services.registry.runningAttempts()
         return StateSnapshot(
             epoch: services.feed.epoch,
             seq: seq,
             connection: await engine.connectionStatus(),
             accounts: accounts,
             storage: StorageBody(usage),
-            errors: await services.registry.openErrors().map(ErrorBody.init),
+            errors: await services.registry.openErrors().map { ErrorBody($0, running: running[$0.id]) },
+            recentProblems: await services.registry.recentProblems().map(ProblemRecordBody.init),
             messages: messages
         )
     }
@@ -92,6 +95,48 @@ struct StateSnapshot: Encodable, Sendable {
     var accounts: Accounts
     var storage: StorageBody
     var errors: [ErrorBody]
+    var recentProblems: [ProblemRecordBody]
     var messages: [String: [MessagePageBody.Message]]
+}
+
+/// An entry of the "Recent problems" list: an error, open or resolved, and its attempts.
+struct ProblemRecordBody: Encodable, Sendable {
+    struct Attempt: Encodable, Sendable {
+        var option: String
+        var title: String
+        var status: String
+        var at: String
+        var reason: String?
+    }
+
+    var id: String
+    var type: String
+    var title: String
+    var raisedAt: String
+    var resolvedAt: String?
+    var attempts: [Attempt]
+
+    init(_ record: ProblemRecord) {
+        id = record.errorID
+        type = record.type
+        title = record.title
+        raisedAt = ISOTime.string(record.raisedAt)
+        resolvedAt = record.resolvedAt.map(ISOTime.string)
+        attempts = record.attempts.map {
+            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: ISOTime.string($0.at), reason: $0.reason)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case id, type, title, raisedAt, resolvedAt, attempts }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(type, forKey: .type)
+        try container.encode(title, forKey: .title)
+        try container.encode(raisedAt, forKey: .raisedAt)
+        try container.encode(resolvedAt, forKey: .resolvedAt)
+        try container.encode(attempts, forKey: .attempts)
+    }
 }
 
