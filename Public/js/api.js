@@ -1,8 +1,9 @@
-// Talking to the dashboard process: the per-launch session, JSON reads, and state-changing
-// posts with the CSRF token.
+// Talking to the dashboard process: the per-launch session, JSON reads that refuse what they
+// cannot read, and state-changing posts with the CSRF token.
 
 let csrfToken = "";
 
+/** The dashboard answered with an error status; `body` is its problem+json when it sent one. */
 export class HttpError extends Error {
   constructor(status, body) {
     super(`HTTP ${status}`);
@@ -11,16 +12,32 @@ export class HttpError extends Error {
   }
 }
 
+/** The dashboard answered 200 with something that is not the expected JSON. */
+export class UnreadableAnswer extends Error {
+  constructor(path) {
+    super(`unreadable answer from ${path}`);
+    this.path = path;
+  }
+}
+
 export async function loadSession() {
   const session = await getJSON("/api/session");
+  if (typeof session?.csrfToken !== "string" || typeof session?.epoch !== "string") throw new UnreadableAnswer("/api/session");
   csrfToken = session.csrfToken;
   return session;
 }
 
 export async function getJSON(path, { signal } = {}) {
   const response = await fetch(path, { headers: { Accept: "application/json" }, cache: "no-store", signal });
-  const body = await response.json().catch(() => null);
+  let body = null;
+  let readable = true;
+  try {
+    body = await response.json();
+  } catch {
+    readable = false;
+  }
   if (!response.ok) throw new HttpError(response.status, body);
+  if (!readable || body === null || typeof body !== "object") throw new UnreadableAnswer(path);
   return body;
 }
 
@@ -30,4 +47,19 @@ export async function post(path, body = {}, { idempotencyKey } = {}) {
   if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
   const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
   return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs one attempt the person asked for. When the request does not get through, it is sent
+ *  again with the same key (the server then runs it at most once); after three tries it rejects. */
+export async function postAttempt(errorId, optionId, idempotencyKey) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await post(`/api/errors/${encodeURIComponent(errorId)}/attempts`, { option: optionId }, { idempotencyKey });
+    } catch (failure) {
+      if (attempt >= 3) throw failure;
+      await sleep(400 * attempt);
+    }
+  }
 }

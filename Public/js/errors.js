@@ -1,57 +1,115 @@
-// Recoverable errors as the page's views: an in-page view (role=alert) in the affected pane, an
-// alert as a <dialog> (focus moved in and back, Escape = the cancel option), a banner, or a toast.
-// One Idempotency-Key per rendered option, kept while the error is shown, so a double click never
-// runs an option twice; buttons are disabled while the attempt runs and show a spinner only after
-// 300 ms, then for at least 300 ms.
+// Recoverable errors on the page: their option buttons, the attempts those buttons run, and the
+// surfaces that show them (an in-page view, the alert dialog; the banner is drawn by app.js with
+// the same pieces).
+//
+// - Every click the person makes is one attempt with its own Idempotency-Key; only a network
+//   retry of that click reuses the key (api.js postAttempt).
+// - While an attempt runs, every button of that error is disabled, wherever it is shown, in this
+//   window (spinner after 300 ms, then for at least 300 ms) and in the others ("in progress in
+//   another window", from the feed's `attempt` events).
+// - A failed attempt is shown where the error is ("Still failing: ... (Try again at 12:03:04)")
+//   and announced politely; each error has a Details disclosure with its debug text and a Copy button.
 
-import { post } from "./api.js";
-import { element, toast } from "./view.js";
+import { postAttempt } from "./api.js";
+import { element, replaceIfChanged } from "./view.js";
 
-const keys = new Map(); // `${errorId}/${optionId}` -> Idempotency-Key
-const running = new Set(); // error ids with an attempt in flight
+const local = new Map(); // error id -> { option, spinner } for attempts started in this window
+const remote = new Map(); // error id -> option id, for attempts running in another window
+const openDetails = new Set(); // error ids whose Details are open, kept across re-renders
 
-function keyFor(error, option) {
-  const id = `${error.id}/${option.id}`;
-  if (!keys.has(id)) keys.set(id, crypto.randomUUID());
-  return keys.get(id);
+const $ = (selector) => document.querySelector(selector);
+
+export function announce(text) {
+  const region = $("#announcer");
+  region.textContent = "";
+  // A new text node in a cleared region is announced even when the words repeat.
+  requestAnimationFrame(() => { region.textContent = text; });
 }
 
-export function forgetKeys(errorId) {
-  for (const id of keys.keys()) if (id.startsWith(`${errorId}/`)) keys.delete(id);
+export function timeOf(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso ?? "") : date.toLocaleTimeString();
 }
 
-/** Buttons for an error's options. `onDone(answer)` gets the attempt's answer. */
-export function optionButtons(error, { onDone, confirm: confirmCost }) {
-  const buttons = error.options.map((option) => {
-    const button = element("button", { text: option.title,
-      attributes: { type: "button", "data-option": option.id, "data-key": `${error.id}/${option.id}/${error.presentation}` } });
+// MARK: Attempts seen in other windows
+
+/** Takes in an `attempt` event (or a snapshot error's `attempt`). */
+export function noteAttemptEvent({ errorId, option, status }) {
+  if (local.has(errorId)) return; // ours: this window tracks it itself
+  if (status === "running") remote.set(errorId, option);
+  else remote.delete(errorId);
+  refreshButtons();
+}
+
+export function forgetAttempts(errorId) {
+  remote.delete(errorId);
+  openDetails.delete(errorId);
+}
+
+export function resetRemoteAttempts(errors) {
+  remote.clear();
+  for (const error of errors) if (error.attempt?.status === "running") remote.set(error.id, error.attempt.option);
+}
+
+/** Brings every option button and busy note in the page in line with the attempts running. */
+export function refreshButtons() {
+  for (const button of document.querySelectorAll("button[data-error-id][data-option]")) {
+    const id = button.dataset.errorId;
+    const mine = local.get(id);
+    button.disabled = Boolean(mine || remote.has(id));
+    const spinning = Boolean(mine?.spinner && mine.option === button.dataset.option);
+    const spinner = button.querySelector(".spinner");
+    if (spinning && !spinner) {
+      button.prepend(element("span", { className: "spinner", attributes: { "aria-hidden": "true" } }));
+      button.setAttribute("aria-busy", "true");
+    } else if (!spinning && spinner) {
+      spinner.remove();
+      button.removeAttribute("aria-busy");
+    }
+  }
+  for (const note of document.querySelectorAll("[data-busy-for]")) {
+    const busy = remote.has(note.dataset.busyFor) && !local.has(note.dataset.busyFor);
+    note.textContent = busy ? "In progress in another window…" : "";
+    note.hidden = !busy;
+  }
+}
+
+// MARK: Option buttons
+
+/** Buttons for an error's options. `onDone(error, option, answer)` gets each attempt's outcome. */
+export function optionButtons(error, handlers, { except = [] } = {}) {
+  return error.options.filter((option) => !except.includes(option.id)).map((option) => {
+    const button = element("button", {
+      text: option.title,
+      attributes: { type: "button", "data-error-id": error.id, "data-option": option.id, "data-key": `${error.id}/${option.id}` },
+    });
     if (option.role) button.dataset.role = option.role;
     button.addEventListener("click", async () => {
-      if (running.has(error.id)) return;
-      if (option.confirm && !(await confirmCost(error, option))) return;
-      await runAttempt(error, option, buttons, onDone);
+      if (local.has(error.id) || remote.has(error.id)) return;
+      if (option.confirm && !(await confirmOption(option))) return;
+      await runAttempt(error, option, handlers.onDone);
     });
     return button;
   });
-  return buttons;
 }
 
-async function runAttempt(error, option, buttons, onDone) {
-  running.add(error.id);
-  buttons.forEach((button) => { button.disabled = true; });
-  const clicked = buttons.find((button) => button.dataset.option === option.id);
-  const label = clicked.textContent;
+async function runAttempt(error, option, onDone) {
+  const key = crypto.randomUUID(); // this click; a retry of the request below reuses it
+  local.set(error.id, { option: option.id, spinner: false });
+  refreshButtons();
   let spinnerShownAt = 0;
   const spinnerTimer = setTimeout(() => {
     spinnerShownAt = Date.now();
-    clicked.replaceChildren(element("span", { className: "spinner", attributes: { "aria-hidden": "true" } }), label);
-    clicked.setAttribute("aria-busy", "true");
+    local.get(error.id).spinner = true;
+    refreshButtons();
   }, 300);
-  let answer = null;
+  let answer;
   try {
-    const { status, body } = await post(`/api/errors/${encodeURIComponent(error.id)}/attempts`, { option: option.id },
-      { idempotencyKey: keyFor(error, option) });
-    answer = status === 200 ? body : { status: status === 404 ? "gone" : "refused", problem: body };
+    const { status, body } = await postAttempt(error.id, option.id, key);
+    if (status === 200) answer = body;
+    else if (status === 404) answer = { status: "gone" };
+    else if (status === 409) answer = { status: "busy" };
+    else answer = { status: "refused", problem: body };
   } catch {
     answer = { status: "unreachable" };
   }
@@ -60,72 +118,172 @@ async function runAttempt(error, option, buttons, onDone) {
     const left = 300 - (Date.now() - spinnerShownAt);
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
   }
-  clicked.textContent = label;
-  clicked.removeAttribute("aria-busy");
-  buttons.forEach((button) => { button.disabled = false; });
-  running.delete(error.id);
-  if (answer.status === "unreachable") toast("The dashboard process did not answer.", { detail: "Try again in a moment." });
-  onDone(answer);
+  local.delete(error.id);
+  refreshButtons();
+  onDone(error, option, answer);
 }
 
-/** An in-page view for a panel that could not do its job. */
-export function errorView(error, handlers) {
-  return element("div", { className: "error-view", attributes: { role: "alert", "data-error-id": error.id, "data-key": signature(error) } }, [
-    element("h3", { text: error.title }),
-    element("p", { text: error.detail }),
-    element("p", { className: "muted", text: error.suggestion }),
-    element("div", { className: "actions" }, optionButtons(error, handlers)),
+// MARK: Pieces every surface shows
+
+/** "Still failing: <reason> (Try again at 12:03:04)", or nothing before the first failed attempt. */
+export function failureText(error) {
+  const last = error.lastAttempt;
+  if (!last) return "";
+  return `Still failing: ${last.reason} (${last.title} at ${timeOf(last.at)})`;
+}
+
+export function detailsText(error) {
+  return [error.title, error.detail, `Kind: ${error.type}`, `Since: ${new Date(error.createdAt).toLocaleString()}`,
+    `Cause: ${error.debug?.underlying ?? "not recorded"}`].join("\n");
+}
+
+/** A "Details" disclosure: the technical cause and when it began, with a Copy button. */
+export function detailsDisclosure(error) {
+  const status = element("span", { className: "copy-status muted", attributes: { role: "status" } });
+  const copy = element("button", { text: "Copy details", attributes: { type: "button", "data-key": `copy/${error.id}` } });
+  copy.addEventListener("click", async () => {
+    status.textContent = (await copyText(detailsText(error))) ? "Copied." : "Could not copy; select the text above instead.";
+  });
+  const disclosure = element("details", { className: "error-details", attributes: { "data-key": `details/${error.id}` } }, [
+    element("summary", { text: "Details" }),
+    element("p", { className: "muted", text: `Since ${new Date(error.createdAt).toLocaleString()} · ${error.type}` }),
+    element("pre", { text: error.debug?.underlying ?? "No technical cause was recorded." }),
+    element("div", { className: "actions" }, [copy, status]),
   ]);
+  disclosure.open = openDetails.has(error.id);
+  disclosure.addEventListener("toggle", () => {
+    if (disclosure.open) openDetails.add(error.id); else openDetails.delete(error.id);
+  });
+  return disclosure;
 }
 
-/** Shows `error` in the modal alert; Escape runs its cancel option; focus returns afterwards. */
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Clipboard permission refused (or no secure context): the old way, through a selection.
+    const area = element("textarea", { text, attributes: { readonly: "", "aria-hidden": "true", class: "offscreen" } });
+    document.body.append(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    return copied;
+  }
+}
+
+// MARK: The in-page view
+
+/** Shows `error` as a view in `container` (role=alert), updating it in place when it is already
+ *  there, so a view being read or clicked is never swapped under the pointer. */
+export function renderErrorView(container, error, handlers) {
+  if (!error) {
+    if (container.firstChild) container.replaceChildren();
+    return;
+  }
+  let view = container.querySelector(`.error-view[data-error-id="${CSS.escape(error.id)}"]`);
+  if (!view) {
+    view = element("div", { className: "error-view", attributes: { role: "alert", "data-error-id": error.id, "data-key": `view/${error.id}` } }, [
+      element("h3", { className: "view-title" }),
+      element("p", { className: "view-detail" }),
+      element("p", { className: "view-suggestion muted" }),
+      // Its changes are announced politely through the announcer, not as part of the alert.
+      element("p", { className: "attempt-note", attributes: { "aria-live": "off" } }),
+      element("div", { className: "actions view-actions" }),
+      element("p", { className: "busy-note muted", attributes: { "data-busy-for": error.id } }),
+      element("div", { className: "view-details" }),
+    ]);
+    container.replaceChildren(view);
+  }
+  setText(view.querySelector(".view-title"), error.title);
+  setText(view.querySelector(".view-detail"), error.detail);
+  setText(view.querySelector(".view-suggestion"), error.suggestion);
+  const note = view.querySelector(".attempt-note");
+  setText(note, failureText(error));
+  note.hidden = !note.textContent;
+  replaceIfChanged(view.querySelector(".view-actions"), optionButtons(error, handlers), signatureOf(error));
+  replaceIfChanged(view.querySelector(".view-details"), [detailsDisclosure(error)], `${error.id}/${error.debug?.underlying}`);
+  refreshButtons();
+}
+
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** What an error's buttons depend on: they are rebuilt only when this changes. */
+export function signatureOf(error) {
+  return JSON.stringify([error.id, error.options]);
+}
+
+// MARK: The alert dialog
+
+/** Shows `error` in the modal alert (focus moves in, and back when it closes; Escape runs its
+ *  cancel option), or updates it in place when it is showing already. */
 export function showAlert(error, handlers) {
-  const dialog = document.querySelector("#alert");
-  const returnFocus = document.activeElement;
+  const dialog = $("#alert");
+  const fresh = !dialog.open || dialog.dataset.errorId !== error.id;
+  if (fresh) dialog.returnFocus = dialog.open ? dialog.returnFocus : document.activeElement;
   dialog.dataset.errorId = error.id;
-  dialog.querySelector("#alert-title").textContent = error.title;
-  dialog.querySelector("#alert-detail").textContent = error.detail;
-  dialog.querySelector("#alert-suggestion").textContent = error.suggestion;
-  const buttons = optionButtons(error, handlers);
-  dialog.querySelector("#alert-actions").replaceChildren(...buttons);
+  setText($("#alert-title"), error.title);
+  setText($("#alert-detail"), error.detail);
+  setText($("#alert-suggestion"), error.suggestion);
+  const note = $("#alert-note");
+  setText(note, failureText(error));
+  note.hidden = !note.textContent;
+  $("#alert-busy").dataset.busyFor = error.id;
+  const actions = $("#alert-actions");
+  replaceIfChanged(actions, optionButtons(error, handlers), signatureOf(error));
+  replaceIfChanged($("#alert-details"), [detailsDisclosure(error)], `${error.id}/${error.debug?.underlying}`);
   dialog.oncancel = (event) => {
     event.preventDefault();
-    const cancel = buttons.find((button) => button.dataset.role === "cancel");
-    if (cancel) cancel.click(); else closeAlert();
+    const cancel = actions.querySelector('button[data-role="cancel"]');
+    if (cancel && !cancel.disabled) cancel.click();
   };
-  dialog.onclose = () => { if (returnFocus instanceof HTMLElement) returnFocus.focus(); };
+  dialog.onclose = () => {
+    delete dialog.dataset.errorId;
+    const back = dialog.returnFocus;
+    if (back instanceof HTMLElement && back.isConnected) back.focus();
+  };
+  refreshButtons();
   if (!dialog.open) dialog.showModal();
-  (buttons.find((button) => button.dataset.role === "default") ?? buttons[0])?.focus();
+  if (fresh) (actions.querySelector('button[data-role="default"]') ?? actions.querySelector("button"))?.focus();
 }
 
 export function closeAlert(errorId) {
-  const dialog = document.querySelector("#alert");
+  const dialog = $("#alert");
   if (dialog.open && (!errorId || dialog.dataset.errorId === errorId)) dialog.close();
 }
 
-/** Asks before an option that costs money. Resolves true to go ahead. */
-export function confirmCost(error, option) {
+export function alertShowing() {
+  const dialog = $("#alert");
+  return dialog.open ? dialog.dataset.errorId : null;
+}
+
+// MARK: Asking first
+
+/** Asks before an option that costs money or cannot be undone; `option.confirm` is the question
+ *  from the server. Resolves true to go ahead. */
+export function confirmOption(option) {
   return new Promise((resolve) => {
-    const dialog = document.querySelector("#alert");
+    const dialog = $("#confirm");
     const returnFocus = document.activeElement;
-    dialog.dataset.errorId = "";
-    dialog.querySelector("#alert-title").textContent = `${option.title}?`;
-    dialog.querySelector("#alert-detail").textContent = "This buys more storage from the chat service and may be charged.";
-    dialog.querySelector("#alert-suggestion").textContent = "";
+    $("#confirm-title").textContent = `${option.title}?`;
+    $("#confirm-detail").textContent = option.confirm;
     const go = element("button", { text: option.title, attributes: { type: "button", "data-role": "default" } });
     const back = element("button", { text: "Cancel", attributes: { type: "button", "data-role": "cancel" } });
-    const finish = (answer) => { dialog.close(); if (returnFocus instanceof HTMLElement) returnFocus.focus(); resolve(answer); };
+    let answered = false;
+    const finish = (answer) => {
+      if (answered) return;
+      answered = true;
+      dialog.close();
+      if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+      resolve(answer);
+    };
     go.addEventListener("click", () => finish(true));
     back.addEventListener("click", () => finish(false));
     dialog.oncancel = (event) => { event.preventDefault(); finish(false); };
-    dialog.onclose = null;
-    dialog.querySelector("#alert-actions").replaceChildren(back, go);
-    if (!dialog.open) dialog.showModal();
+    $("#confirm-actions").replaceChildren(back, go);
+    dialog.showModal();
     go.focus();
   });
-}
-
-/** What a rendered error depends on: a view is rebuilt only when this changes. */
-export function signature(error) {
-  return JSON.stringify([error.id, error.title, error.detail, error.suggestion, error.presentation, error.options]);
 }

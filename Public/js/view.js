@@ -48,30 +48,40 @@ export function recordHistory(state) {
 }
 
 /** Shows the banner. Its buttons are replaced only when they change, so focus and a running
- *  attempt survive the once-a-second refresh. */
-export function showBanner({ text, tone = "warn", countdownTo = null, actions = [] }) {
+ *  attempt survive the once-a-second refresh. `note` is what the last attempt said; `details`
+ *  the error's Details disclosure, if any. */
+export function showBanner({ text, tone = "warn", countdownTo = null, actions = [], actionsKey, note = "", details = null, detailsKey = "" }) {
   const banner = $("#banner");
   banner.hidden = false;
   banner.dataset.tone = tone;
   if ($("#banner-text").textContent !== text) $("#banner-text").textContent = text;
+  const noteNode = $("#banner-note");
+  if (noteNode.textContent !== note) noteNode.textContent = note;
+  noteNode.hidden = !note;
   banner.dataset.countdownTo = countdownTo ?? "";
   updateCountdown();
-  replaceIfChanged($("#banner-actions"), actions);
+  replaceIfChanged($("#banner-actions"), actions, actionsKey);
+  replaceIfChanged($("#banner-details"), details ? [details] : [], detailsKey);
 }
 
-/** Replaces `container`'s children with `nodes` unless they are the same buttons already. */
-export function replaceIfChanged(container, nodes) {
-  const key = nodes.map((node) => `${node.dataset.key ?? ""}:${node.textContent}`).join("|");
-  if (container.dataset.key === key) return;
-  container.dataset.key = key;
+/** Replaces `container`'s children with `nodes` unless they are the same already (by `key`, or
+ *  by the nodes' own keys and texts). The focused control keeps the focus in its replacement. */
+export function replaceIfChanged(container, nodes, key) {
+  const signature = key ?? nodes.map((node) => `${node.dataset?.key ?? ""}:${node.textContent}`).join("|");
+  if (container.dataset.key === signature) return;
+  const focused = container.contains(document.activeElement) ? document.activeElement.dataset?.key : undefined;
+  container.dataset.key = signature;
   container.replaceChildren(...nodes);
+  if (focused) container.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
 }
 
 export function hideBanner() {
   $("#banner").hidden = true;
   $("#banner").dataset.countdownTo = "";
-  $("#banner-actions").dataset.key = "";
-  $("#banner-actions").replaceChildren();
+  for (const part of ["#banner-actions", "#banner-details"]) {
+    $(part).dataset.key = "";
+    $(part).replaceChildren();
+  }
 }
 
 /** "Retrying in 7 s", in whole seconds from the wall clock; called every second. */
@@ -123,16 +133,4 @@ export function formatBytes(bytes) {
   if (bytes < 1_000_000) return `${Math.round(bytes / 1000)} KB`;
   const megabytes = bytes / 1_000_000;
   return megabytes >= 10 ? `${Math.round(megabytes)} MB` : `${megabytes.toFixed(1)} MB`;
-}
-
-// Toasts: transient, never the only way to an action
-
-export function toast(text, { detail, actions = [], seconds = 6 } = {}) {
-  const node = element("div", { className: "toast", attributes: { role: "status" } }, [
-    element("p", { text }),
-    ...(detail ? [element("p", { className: "muted", text: detail })] : []),
-    ...(actions.length ? [element("div", { className: "actions" }, actions)] : []),
-  ]);
-  $("#toasts").append(node);
-  setTimeout(() => node.remove(), seconds * 1000);
 }

@@ -5,7 +5,8 @@ public enum EngineEvent: Sendable {
     case connection(ConnectionStatus)
     /// New messages of one account, and whether and how the person should hear of them.
     case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
-    case accountLinked(userId: Int64)
+    /// A linked account is there; `firstSync` when it came with the very first session (nothing to announce).
+    case accountLinked(userId: Int64, firstSync: Bool)
     case accountUnlinked(userId: Int64)
     /// The upstream signed in another primary user than the store held: the previous user's
     /// messages (both accounts) were removed so the two are never mixed.

@@ -572,7 +572,7 @@ public actor SyncEngine {
                 }
                 if let new = session.linkedUserId {
                     log.info("linked account \(new) attached")
-                    emit(.accountLinked(userId: new))
+                    emit(.accountLinked(userId: new, firstSync: known.primaryUserId == nil))
                 }
             }
             let ids = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)

@@ -128,7 +128,8 @@ public actor ErrorRegistry {
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
         running[errorID] = RunningAttempt(attemptID: attemptID, optionID: optionID)
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, status: .running))
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
+                                                       status: .running))
 
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
         let clock = self.clock, minimum = minimumAttemptDuration
@@ -152,13 +153,13 @@ public actor ErrorRegistry {
         let answer = AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: optionID, result: result)
         answers[idempotencyKey] = (answer, ContinuousClock.now)
         let succeeded = result == .recovered
+        let reason: String? = if case .failed(let next) = result, option.role != .cancel { next.lastFailedAttempt?.reason } else { nil }
         let at = now()
         updateRecord(errorID) {
-            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at,
-                                             reason: { if case .failed(let next) = result { return next.lastFailedAttempt?.reason } else { return nil } }()))
+            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at, reason: reason))
         }
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID,
-                                                       status: succeeded ? .recovered : .failed))
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
+                                                       status: succeeded ? .recovered : .failed, reason: reason))
         return answer
     }
 

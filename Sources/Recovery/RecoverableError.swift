@@ -156,12 +156,17 @@ public struct AttemptProgress: Sendable, Equatable {
     public var errorID: String
     public var attemptID: String
     public var optionID: String
+    public var optionTitle: String
     public var status: Status
+    /// Why it did not help, once it ended without helping.
+    public var reason: String?
 
-    public init(errorID: String, attemptID: String, optionID: String, status: Status) {
+    public init(errorID: String, attemptID: String, optionID: String, optionTitle: String, status: Status, reason: String? = nil) {
         self.errorID = errorID
         self.attemptID = attemptID
         self.optionID = optionID
+        self.optionTitle = optionTitle
         self.status = status
+        self.reason = reason
     }
 }

@@ -186,7 +186,7 @@ struct SyncEngineTests {
         next.fail(.unauthorized)
         let afterAttach = await harness.upstream.next(.messages)
         #expect(afterAttach.cursors == StreamCursors(primaryAfter: 1, linkedAfter: 0))
-        #expect(harness.recorder.events.contains { if case .accountLinked(3) = $0 { true } else { false } })
+        #expect(harness.recorder.events.contains { if case .accountLinked(3, firstSync: false) = $0 { true } else { false } })
         afterAttach.succeed(answer(extra: ["3": [1]]))
         _ = await harness.upstream.next(.messages)
         #expect(try await harness.store.messages(of: .linked).messages.map(\.id) == [1])

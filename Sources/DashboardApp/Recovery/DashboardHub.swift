@@ -27,8 +27,8 @@ struct DashboardHub: Sendable {
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       caughtUp: delivery == .caughtUp)
             await feed.publish("messages", json: event.json())
-        case .accountLinked(let userId):
-            await feed.publish("account.linked", ["userId": userId])
+        case let .accountLinked(userId, firstSync):
+            await feed.publish("account.linked", AccountLinkedBody(userId: userId, firstSync: firstSync))
         case .accountUnlinked(let userId):
             await feed.publish("account.unlinked", ["userId": userId])
         case let .primaryAccountChanged(from, to, removed):
@@ -45,6 +45,12 @@ struct DashboardHub: Sendable {
     }
 }
 
+struct AccountLinkedBody: Encodable, Sendable {
+    var userId: Int64
+    /// It came with the first session: the page shows it without announcing it.
+    var firstSync: Bool
+}
+
 /// Puts raised and resolved errors into the feed.
 struct FeedPresenter: ErrorPresenter {
     let feed: EventFeed
@@ -59,7 +65,7 @@ struct FeedPresenter: ErrorPresenter {
 
     func attemptChanged(_ progress: AttemptProgress) async {
         await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, attemptId: progress.attemptID, option: progress.optionID,
-                                                   status: progress.status.rawValue))
+                                                   title: progress.optionTitle, status: progress.status.rawValue, reason: progress.reason))
     }
 }
 

@@ -100,7 +100,7 @@ struct EngineAttempter: RecoveryAttempter {
             await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
             log.info("bought \(bytes) bytes; quota now \(quota)")
         } catch .paymentDeclined {
-            var declined = ErrorCatalog.purchaseDeclined(debug: "402 from the upstream for key \(key)", at: now())
+            var declined = ErrorCatalog.purchaseDeclined(bytes: bytes, debug: "402 from the upstream for key \(key)", at: now())
             // Retrying the declined purchase uses the very same key.
             declined.attemptContext["purchaseKey"] = key
             declined.extensions["neededBytes"] = needed

@@ -118,11 +118,14 @@ enum ErrorCatalog {
         return "sent \(oldest.formatted(day)) to \(newest.formatted(sameDay ? time : day)), "
     }
 
-    static func purchaseDeclined(debug: String, at date: Date) -> UserFacingError {
-        UserFacingError(type: "/problems/purchase-declined", title: "The purchase did not go through",
-                         detail: "The payment was declined, so no space was added.",
-                         suggestion: "Check your payment details, then try again. You have not been charged.",
-                         presentation: .alert, options: [.tryAgain, .cancel], debug: debug, createdAt: date)
+    /// Try again buys again, so it asks first too (it costs money).
+    static func purchaseDeclined(bytes: Int64, debug: String, at date: Date) -> UserFacingError {
+        var tryAgain = RecoveryOption.tryAgain.confirming("This tries to buy \(megabytes(bytes)) more storage from the chat service again, which may be charged.")
+        tryAgain.costsMoney = true
+        return UserFacingError(type: "/problems/purchase-declined", title: "The purchase did not go through",
+                               detail: "The payment was declined, so no space was added.",
+                               suggestion: "Check your payment details, then try again. You have not been charged.",
+                               presentation: .alert, options: [tryAgain, .cancel], debug: debug, createdAt: date)
     }
 
     static func megabytes(_ bytes: Int64) -> String {

@@ -70,9 +70,12 @@ struct AttemptBody: Encodable, Sendable {
     }
 }
 
+/// An `attempt` event: `running` when it starts, then `recovered` or `failed` (with the reason).
 struct AttemptEvent: Encodable, Sendable {
     var errorId: String
     var attemptId: String
     var option: String
+    var title: String
     var status: String
+    var reason: String?
 }

@@ -1,0 +1,176 @@
+"""What the browser tests share: a dashboard (and chat server) in a child process, a headless
+Chromium through selenium, waiting, clicking as a person does, axe-core, and a small runner."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+
+os.environ.setdefault("SE_OFFLINE", "true")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+class Dashboard:
+    """The dashboard binary on a free port. With `upstream`, it syncs with that server instead
+    of the built-in simulator (then `simulator` is that server's address, if given)."""
+
+    def __init__(self, binary, *arguments, upstream=None):
+        extra = ["--upstream", upstream] if upstream else []
+        self.process = subprocess.Popen([binary, "--port", "0", "--db", ":memory:", "--log-level", "warning", *extra, *arguments],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.simulator = upstream.rstrip("/") if upstream else self.process.stdout.readline().strip().split(" on ")[1].rstrip("/")
+        self.url = self.process.stdout.readline().strip().split(" on ")[1]
+
+    def sim(self, path, body=None):
+        request = urllib.request.Request(self.simulator + path, data=None if body is None else json.dumps(body).encode(),
+                                         method="GET" if body is None else "POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+class ChatServer:
+    """The simulator on its own (`chat-server`), as an external upstream."""
+
+    def __init__(self, binary):
+        self.process = subprocess.Popen([binary, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.url = self.process.stdout.readline().strip().split(" on ")[1]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+def browser(width=1200, height=900):
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--user-data-dir={tempfile.mkdtemp()}", f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait(driver, condition, seconds=10, message="condition"):
+    return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda _: condition(), message)
+
+
+def click(driver, element):
+    """Clicks as a person does: the control is brought to the middle of the window first, and
+    when toasts sit on it, they are dismissed first (with their own buttons)."""
+    from selenium.common.exceptions import ElementClickInterceptedException
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element)
+    try:
+        element.click()
+    except ElementClickInterceptedException:
+        for dismiss in driver.find_elements(By.CSS_SELECTOR, ".toast .toast-dismiss"):
+            dismiss.click()
+        element.click()
+
+
+def find(driver, selector):
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def find_all(driver, selector):
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def text_of(driver, selector):
+    """The text of the first match, read in one script (the page re-renders as events arrive)."""
+    return driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", selector)
+
+
+def visible(driver, selector):
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return !!e && !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length)",
+        selector)
+
+
+def status_text(driver):
+    return text_of(driver, "#connection-text")
+
+
+def texts(driver, account):
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)", f'[data-messages-for="{account}"] .text')
+
+
+def ids(driver, account):
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => e.dataset.id)", f'[data-messages-for="{account}"] .message')
+
+
+def shot(driver, shots, name):
+    path = os.path.join(shots, f"{name}.png")
+    driver.save_screenshot(path)
+    print(f"  screenshot: {path}")
+
+
+def open_simulator(driver):
+    panel = driver.find_element(By.ID, "simulator")
+    if not panel.get_attribute("open"):
+        click(driver, find(driver, "#simulator summary"))
+
+
+def accessibility_problems(driver):
+    """axe-core (bundled by the axe-selenium-python package): serious and critical violations."""
+    from axe_selenium_python import Axe
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    return [(v["id"], v["impact"], len(v["nodes"])) for v in results["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def assert_accessible(driver):
+    problems = accessibility_problems(driver)
+    assert problems == [], problems
+
+
+def console_errors(driver):
+    return [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
+
+
+def run(tests, shots, context):
+    """Runs `tests` (name, function) in order with `context`, screenshots failures, prints
+    "N passed, M failed" and exits 1 on any failure."""
+    passed = failed = 0
+    for name, test in tests:
+        started = time.monotonic()
+        try:
+            test(context)
+            passed += 1
+            print(f"ok {name} ({time.monotonic() - started:.1f} s)", flush=True)
+        except Exception:  # noqa: BLE001 - report and go on
+            failed += 1
+            print(f"FAILED {name}", flush=True)
+            traceback.print_exc()
+            try:
+                shot(context.driver, shots, f"failed-{name}")
+            except Exception:  # noqa: BLE001
+                pass
+    print(f"{passed} passed, {failed} failed")
+    return failed == 0
+
+
+def tests_in(namespace):
+    return [(name, function) for name, function in namespace.items() if name.startswith("test_") and callable(function)]
+
+
+def main_guard(body):
+    try:
+        ok = body()
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+        ok = False
+    sys.exit(0 if ok else 1)
