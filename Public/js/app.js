@@ -73,6 +73,10 @@ function applyEvents(events) {
       case "storage":
         state.storage = data;
         break;
+      case "messages.removed":
+        for (const account of ACCOUNTS) for (const id of data[account] ?? []) state.messages[account].delete(id);
+        state.storage = data.storage;
+        break;
       case "error.raised": {
         const before = state.errors.get(data.id);
         state.errors.set(data.id, data);
@@ -250,6 +254,7 @@ function bannerForError(error, { text, tone = "warn", countdownTo = null, except
     note: failureText(error),
     details: detailsDisclosure(error),
     detailsKey: `${error.id}/${error.debug?.underlying}`,
+    errorId: error.id,
   });
 }
 

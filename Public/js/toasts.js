@@ -50,6 +50,7 @@ export function messagesToast(count, last, { away = false } = {}) {
   let text;
   if (away) text = total === 1 ? "1 new message while you were away" : `${total} new messages while you were away`;
   else text = total === 1 ? `New message from ${last.sender}` : `${total} new messages`;
-  const node = toast(text, { detail: last?.text, seconds: 5, key });
+  const quote = last?.text && last.text.length > 160 ? `${last.text.slice(0, 160)}…` : last?.text;
+  const node = toast(text, { detail: quote, seconds: 5, key });
   bursts.set(key, { count: total, node });
 }

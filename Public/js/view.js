@@ -50,7 +50,8 @@ export function recordHistory(state) {
 /** Shows the banner. Its buttons are replaced only when they change, so focus and a running
  *  attempt survive the once-a-second refresh. `note` is what the last attempt said; `details`
  *  the error's Details disclosure, if any. */
-export function showBanner({ text, tone = "warn", countdownTo = null, actions = [], actionsKey, note = "", details = null, detailsKey = "" }) {
+export function showBanner({ text, tone = "warn", countdownTo = null, actions = [], actionsKey, note = "", details = null, detailsKey = "",
+  errorId = "" }) {
   const banner = $("#banner");
   banner.hidden = false;
   banner.dataset.tone = tone;
@@ -58,6 +59,9 @@ export function showBanner({ text, tone = "warn", countdownTo = null, actions = 
   const noteNode = $("#banner-note");
   if (noteNode.textContent !== note) noteNode.textContent = note;
   noteNode.hidden = !note;
+  // The busy note ("in progress in another window") follows the error the banner shows.
+  if (errorId) $("#banner-busy").dataset.busyFor = errorId; else delete $("#banner-busy").dataset.busyFor;
+  $("#banner-busy").hidden = $("#banner-busy").hidden || !errorId;
   banner.dataset.countdownTo = countdownTo ?? "";
   updateCountdown();
   replaceIfChanged($("#banner-actions"), actions, actionsKey);

@@ -38,7 +38,11 @@ public struct DashboardServices: Sendable {
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }
-        let hub = DashboardHub(feed: feed, registry: registry, attempter: EngineAttempter(engine: engine, store: store))
+        let attempter = EngineAttempter(engine: engine, store: store, removed: { plan in
+            let usage = await store.storageUsage()
+            await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
+        })
+        let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter)
         Task { await hub.run(events) }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,

@@ -35,11 +35,14 @@ public struct EngineOptions: Sendable {
     public var importantRetryDelays: [Duration]
     /// The least wait after a 409.
     public var anotherPollerWait: Duration
+    /// How long a "Try again" waits, once connected, for the poll to be refused before it counts
+    /// as recovered (a takeover or an error comes back at once; a held poll does not).
+    public var tryAgainSettle: Duration
 
     public init(alwaysOn: Bool = false, backoff: Backoff = Backoff(), holdSeconds: Int = 25, quotaOverride: Int64? = nil,
                 lifecycleGrace: Duration = .seconds(30),
                 importantRetryDelays: [Duration] = [.milliseconds(250), .milliseconds(750)],
-                anotherPollerWait: Duration = .seconds(3)) {
+                anotherPollerWait: Duration = .seconds(3), tryAgainSettle: Duration = .seconds(1)) {
         self.alwaysOn = alwaysOn
         self.backoff = backoff
         self.holdSeconds = holdSeconds
@@ -47,5 +50,6 @@ public struct EngineOptions: Sendable {
         self.lifecycleGrace = lifecycleGrace
         self.importantRetryDelays = importantRetryDelays
         self.anotherPollerWait = anotherPollerWait
+        self.tryAgainSettle = tryAgainSettle
     }
 }

@@ -26,6 +26,8 @@ public actor SyncEngine {
     private var tag: UUID?
     private var cycleTask: Task<Void, Never>?
     private var retryWait: Task<Void, Never>?
+    /// After connecting with someone waiting on `retryAndWait`: the time the poll has to be refused in.
+    private var settleWait: Task<Void, Never>?
 
     // What decides whether a cycle should run.
     private var userEnabled = true
@@ -52,7 +54,8 @@ public actor SyncEngine {
     /// back right after the cursor sync would otherwise be a loop.
     private var refreshesWithoutPoll = 0
     static let silentRefreshesWithoutPoll = 3
-    /// Who waits for the next try to end (`retryAndWait`): true when it connected.
+    /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
+    /// not refused within `tryAgainSettle` (or answered).
     private var outcomeWaiters = Waiters<Bool>()
     /// Who waits for the next batch after a pause (`resumeAndWait`).
     private var batchWaiters = Waiters<BatchOutcome>()
@@ -111,9 +114,10 @@ public actor SyncEngine {
         }
     }
 
-    /// Skips the wait (or starts the cycle) and suspends until that try has connected (true)
-    /// or failed (false); true at once when the connection is live. What a "Try again" button
-    /// runs. A cancelled caller stops waiting (false); the try itself goes on.
+    /// Skips the wait (or starts the cycle) and suspends until that try has connected and its
+    /// poll was answered or not refused within `tryAgainSettle` (true), or failed (false); true at
+    /// once when the connection is live. What a "Try again" button runs. A cancelled caller stops
+    /// waiting (false); the try itself goes on.
     public func retryAndWait() async -> Bool {
         if tag != nil && status.state == .live { return true }
         if tag == nil && !shouldRun { return false }
@@ -130,6 +134,8 @@ public actor SyncEngine {
     }
 
     private func reportOutcome(_ connected: Bool) {
+        settleWait?.cancel()
+        settleWait = nil
         outcomeWaiters.resumeAll(returning: connected)
     }
 
@@ -166,6 +172,11 @@ public actor SyncEngine {
 
     private func reportBatch(_ outcome: BatchOutcome) {
         batchWaiters.resumeAll(returning: outcome)
+    }
+
+    private func settled(_ tag: UUID) {
+        guard isCurrent(tag), status.state == .live else { return }
+        reportOutcome(true)
     }
 
     private func forgetOutcomeWaiter(_ id: UInt64) {
@@ -377,6 +388,7 @@ public actor SyncEngine {
         }
         counters.pollsSucceeded += 1
         refreshesWithoutPoll = 0
+        reportOutcome(true)
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
         reportBatch(.stored)
@@ -539,7 +551,15 @@ public actor SyncEngine {
     /// still backs off further each time.
     private func connected() {
         update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
-        reportOutcome(true)
+        if !outcomeWaiters.isEmpty, let tag {
+            // Connected is not yet recovered: a poll refused at once (409, 500) would say otherwise.
+            let clock = self.clock, settle = options.tryAgainSettle
+            settleWait?.cancel()
+            settleWait = Task { [weak self] in
+                guard (try? await clock.sleep(for: settle)) != nil else { return }
+                await self?.settled(tag)
+            }
+        }
         for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem || kind == .noInternet {
             clear(kind)
         }
@@ -705,6 +725,8 @@ struct AnyRandomGenerator: RandomNumberGenerator, Sendable {
 struct Waiters<Value: Sendable> {
     private var waiting: [UInt64: CheckedContinuation<Value, Never>] = [:]
     private var lastID: UInt64 = 0
+
+    var isEmpty: Bool { waiting.isEmpty }
 
     mutating func makeID() -> UInt64 {
         lastID += 1

@@ -136,13 +136,19 @@ public actor ErrorRegistry {
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
         var result = await outcome(of: option, for: entry, before: attemptDeadline)
         await floor
+        var failureReason: String?
         switch result {
         case .recovered:
             await resolve(id: errorID)
         case .failed(var next):
-            if option.role != .cancel {
+            if option.role != .cancel && next.causeKey == entry.error.causeKey {
                 next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: now(),
                                                        reason: next.lastFailedAttempt?.reason ?? next.detail)
+            } else if next.causeKey != entry.error.causeKey {
+                // Another error now (a declined purchase): it says what happened itself; the
+                // attempt's reason goes to the history.
+                failureReason = next.lastFailedAttempt?.reason ?? next.detail
+                next.lastFailedAttempt = nil
             }
             let resolvedMeanwhile = next.id == errorID && open[errorID] == nil && !order.contains { open[$0]?.error.causeKey == next.causeKey }
             // The same cause updates this error; another cause (a declined purchase) opens beside it,
@@ -153,7 +159,7 @@ public actor ErrorRegistry {
         let answer = AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: optionID, result: result)
         answers[idempotencyKey] = (answer, ContinuousClock.now)
         let succeeded = result == .recovered
-        let reason: String? = if case .failed(let next) = result, option.role != .cancel { next.lastFailedAttempt?.reason } else { nil }
+        let reason: String? = if case .failed(let next) = result, option.role != .cancel { next.lastFailedAttempt?.reason ?? failureReason } else { nil }
         let at = now()
         updateRecord(errorID) {
             $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at, reason: reason))

@@ -8,12 +8,15 @@ public struct FreeSpacePlan: Sendable, Equatable {
     /// The sending times of the oldest and newest message removed, as the upstream sent them.
     public var oldestSentAt: String
     public var newestSentAt: String
+    /// The ids removed, per account, so pages that show them can drop them.
+    public var messageIDs: [AccountRole: [Int64]]
 
-    public init(messageCount: Int, bytes: Int64, oldestSentAt: String, newestSentAt: String) {
+    public init(messageCount: Int, bytes: Int64, oldestSentAt: String, newestSentAt: String, messageIDs: [AccountRole: [Int64]] = [:]) {
         self.messageCount = messageCount
         self.bytes = bytes
         self.oldestSentAt = oldestSentAt
         self.newestSentAt = newestSentAt
+        self.messageIDs = messageIDs
     }
 }
 
@@ -252,8 +255,13 @@ public actor MessageStore {
     }
 
     private static func plan(_ victims: [Victim]) -> FreeSpacePlan {
-        FreeSpacePlan(messageCount: victims.count, bytes: victims.reduce(0) { $0 + $1.size },
-                      oldestSentAt: victims.map(\.sentAt).min() ?? "", newestSentAt: victims.map(\.sentAt).max() ?? "")
+        var ids: [AccountRole: [Int64]] = [:]
+        for victim in victims {
+            if let role = AccountRole(rawValue: victim.account) { ids[role, default: []].append(victim.id) }
+        }
+        return FreeSpacePlan(messageCount: victims.count, bytes: victims.reduce(0) { $0 + $1.size },
+                             oldestSentAt: victims.map(\.sentAt).min() ?? "", newestSentAt: victims.map(\.sentAt).max() ?? "",
+                             messageIDs: ids)
     }
 
     private func bytesToFree(neededBytes: Int64, diskFull: Bool) -> Int64? {

@@ -2,10 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The page in a real headless Chromium, driven by `Tests/Browser/dashboard_page_test.py`
-/// (selenium). `.ci/run` installs Chromium, chromedriver and selenium; where they are missing and
-/// `CI` is not set, the test is skipped with a note rather than failing a developer's machine.
-@Suite("Dashboard page in Chromium")
+/// The page in a real headless Chromium, driven by the selenium scripts in `Tests/Browser/`:
+/// `dashboard_page_test.py` (every state of the page) and `recovery_flows_test.py` (every error
+/// kind failed and recovered as a person clicks). `.ci/run` installs Chromium, chromedriver and
+/// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
+/// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
+@Suite("Dashboard page in Chromium", .serialized)
 struct BrowserTests {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -19,11 +21,20 @@ struct BrowserTests {
 
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func everyStateWorksInABrowser() async throws {
+        try runScript("dashboard_page_test.py", [ChildProcess.binaryPath("dashboard")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func everyRecoveryFlowWorksWhenClickedAsAPersonDoes() async throws {
+        try runScript("recovery_flows_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
+    }
+
+    private func runScript(_ name: String, _ binaries: [String]) throws {
         let screenshots = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-screenshots").path
-        let script = Self.repositoryRoot.appendingPathComponent("Tests/Browser/dashboard_page_test.py").path
+        let script = Self.repositoryRoot.appendingPathComponent("Tests/Browser/\(name)").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, ChildProcess.binaryPath("dashboard"), screenshots]
+        process.arguments = ["python3", script] + binaries + [screenshots]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -31,7 +42,7 @@ struct BrowserTests {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         print(text)
-        #expect(process.terminationStatus == 0, "browser tests failed; screenshots in \(screenshots)\n\(text)")
+        #expect(process.terminationStatus == 0, "\(name) failed; screenshots in \(screenshots)\n\(text)")
         #expect(text.contains(" passed, 0 failed"))
     }
 }

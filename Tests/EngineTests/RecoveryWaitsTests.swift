@@ -119,6 +119,24 @@ struct RecoveryWaitsTests {
         #expect(await harness.store.cursor(for: .primary) == 1)
     }
 
+    @Test func tryAgainIsRecoveredOnlyWhenThePollIsNotRefusedAtOnce() async throws {
+        let harness = try EngineHarness()
+        await harness.engine.activate()
+        await harness.upstream.next(.messages).fail(.anotherPoller)
+        _ = await harness.recorder.connectionState(.waiting)
+        let refused = Task { await harness.engine.retryAndWait() }
+        await harness.upstream.next(.messages).fail(.anotherPoller)  // connected, and taken over again at once
+        #expect(await refused.value == false)
+        #expect(await harness.engine.problems().map(\.kind) == [.anotherPoller])
+
+        let accepted = Task { await harness.engine.retryAndWait() }
+        _ = await harness.upstream.next(.messages)  // held: nobody took it over
+        await harness.clock.waitForSleepers()
+        harness.clock.advance(by: .seconds(1))
+        #expect(await accepted.value)
+        #expect(await harness.engine.problems().isEmpty)
+    }
+
     @Test func tryAgainWhileLiveAnswersAtOnce() async throws {
         let harness = try EngineHarness()
         await harness.engine.activate()
@@ -141,9 +159,13 @@ struct RecoveryWaitsTests {
         #expect(harness.upstream.livePolls == 0, "no poll while the store cannot write")
 
         try await harness.store.executeForTesting("PRAGMA query_only = 0")
-        #expect(await harness.engine.retryAndWait())
-        #expect(await harness.engine.problems().isEmpty)
-        await harness.upstream.next(.messages).succeed(answer(primary: [1]))
+        let recovered = Task { await harness.engine.retryAndWait() }
+        let retried = await harness.upstream.next(.messages)
+        #expect(await harness.engine.problems().isEmpty, "the check passed")
+        await harness.clock.waitForSleepers()
+        harness.clock.advance(by: .seconds(1))  // the poll was not refused: recovered
+        #expect(await recovered.value)
+        retried.succeed(answer(primary: [1]))
         _ = await harness.upstream.next(.messages)
         #expect(await harness.store.cursor(for: .primary) == 1, "the batch that failed is stored now")
     }

@@ -45,6 +45,19 @@ struct DashboardHub: Sendable {
     }
 }
 
+/// `messages.removed`: what Free space removed, per account, and the storage figures after it.
+struct MessagesRemovedBody: Encodable, Sendable {
+    var primary: [Int64]
+    var linked: [Int64]
+    var storage: StorageBody
+
+    init(plan: FreeSpacePlan, usage: StorageUsage) {
+        primary = plan.messageIDs[.primary] ?? []
+        linked = plan.messageIDs[.linked] ?? []
+        storage = StorageBody(usage)
+    }
+}
+
 struct AccountLinkedBody: Encodable, Sendable {
     var userId: Int64
     /// It came with the first session: the page shows it without announcing it.

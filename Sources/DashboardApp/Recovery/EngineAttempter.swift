@@ -14,12 +14,16 @@ struct EngineAttempter: RecoveryAttempter {
     let engine: SyncEngine
     let store: MessageStore
     let now: @Sendable () -> Date
+    /// Told which messages Free space removed, so every window drops them.
+    let removed: @Sendable (FreeSpacePlan) async -> Void
     private let log = Logger("recovery")
 
-    init(engine: SyncEngine, store: MessageStore, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(engine: SyncEngine, store: MessageStore, now: @escaping @Sendable () -> Date = { Date() },
+         removed: @escaping @Sendable (FreeSpacePlan) async -> Void = { _ in }) {
         self.engine = engine
         self.store = store
         self.now = now
+        self.removed = removed
     }
 
     /// The error to show for `problem`; out of space names what Free space would remove.
@@ -84,6 +88,7 @@ struct EngineAttempter: RecoveryAttempter {
             return .failed(shown.failing(because: "There was nothing to remove that would make room."))
         }
         log.info("freed \(removed.bytes) bytes: \(removed.messageCount) message(s)")
+        await self.removed(removed)
         let what = "Removed \(removed.messageCount) message\(removed.messageCount == 1 ? "" : "s") (\(ErrorCatalog.megabytes(removed.bytes)))"
         return await storeWaitingBatch(shown: shown, after: what)
     }
