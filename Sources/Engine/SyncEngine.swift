@@ -50,10 +50,14 @@ public actor SyncEngine {
     private var purchasedBytes: Int64 = 0
     /// A 401 brought a new token and no call has succeeded with it yet.
     private var refreshedWithoutSuccess = false
-    /// New tokens fetched silently since the last answered poll: a server that takes every token
-    /// back right after the cursor sync would otherwise be a loop.
-    private var refreshesWithoutPoll = 0
-    static let silentRefreshesWithoutPoll = 3
+    /// Tokens taken back within `quickExpiry` of being issued, in a row without a backoff between:
+    /// a server that takes every token back right after the cursor sync would otherwise be a loop.
+    /// A token that lasted longer (a held poll ended by an expiry), an answered poll or a failed
+    /// try (a backoff follows) starts the count again.
+    private var quickExpiries = 0
+    private var tokenIssuedAt: Date?
+    static let quickExpiry: TimeInterval = 0.5
+    static let silentQuickExpiries = 3
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
     private var outcomeWaiters = Waiters<Bool>()
@@ -387,7 +391,7 @@ public actor SyncEngine {
             }
         }
         counters.pollsSucceeded += 1
-        refreshesWithoutPoll = 0
+        quickExpiries = 0
         reportOutcome(true)
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
@@ -418,6 +422,7 @@ public actor SyncEngine {
                     try await upstream.createSession()
                 }
                 token = session.token
+                tokenIssuedAt = now()
                 try await adopt(session, tag)
                 let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
                     try await upstream.lastMessageInfo(token: token)
@@ -476,13 +481,14 @@ public actor SyncEngine {
                 if refreshedWithoutSuccess {
                     throw CycleFailure.retry(EngineProblem(kind: .tokenRefused, debug: "401 again right after a new token"), atLeast: .zero)
                 }
-                if refreshesWithoutPoll >= Self.silentRefreshesWithoutPoll {
+                let lasted = tokenIssuedAt.map { now().timeIntervalSince($0) } ?? .infinity
+                quickExpiries = lasted < Self.quickExpiry ? quickExpiries + 1 : 0
+                if quickExpiries > Self.silentQuickExpiries {
                     throw CycleFailure.retry(EngineProblem(kind: .tokenRefused,
-                                                           debug: "401 after \(refreshesWithoutPoll) new tokens in a row without an answered poll"),
+                                                           debug: "401 on \(quickExpiries) new tokens in a row, each within \(Self.quickExpiry) s"),
                                              atLeast: .zero)
                 }
                 refreshedWithoutSuccess = true
-                refreshesWithoutPoll += 1
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
                 throw CycleFailure.tokenExpired
@@ -527,6 +533,7 @@ public actor SyncEngine {
     /// Backoff after a failed cycle: full jitter, and at least `atLeast` (3 s after a 409).
     private func waitBeforeRetry(_ tag: UUID, after problem: EngineProblem?, atLeast: Duration) async {
         counters.pollsFailed += 1
+        quickExpiries = 0  // a backoff follows: whatever comes next is not a loop
         reportOutcome(false)
         reportBatch(.notStored(problem))
         let attempt = status.attempt + 1

@@ -108,17 +108,30 @@ struct SyncEngineTests {
         #expect(await harness.engine.engineCounters().tokenRefreshes == 2, "no loop of refreshes")
     }
 
-    @Test func tokensTakenBackAfterEveryCursorSyncAreRefusedAfterThreeSilentRefreshes() async throws {
+    @Test func tokensTakenBackRightAfterEveryCursorSyncAreRefusedAfterThreeSilentRefreshes() async throws {
         let harness = try EngineHarness()
         await harness.engine.activate()
         for _ in 1...3 {
-            await harness.upstream.next(.messages).fail(.unauthorized)
+            await harness.upstream.next(.messages).fail(.unauthorized)  // no time passes: each token lasted nothing
         }
         #expect(await harness.engine.problems().isEmpty)
         await harness.upstream.next(.messages).fail(.unauthorized)
         _ = await harness.recorder.connectionState(.waiting)
         #expect(await harness.engine.problems().map(\.kind) == [.tokenRefused])
         #expect(await harness.engine.engineCounters().tokenRefreshes == 3)
+    }
+
+    @Test func tokensThatLastedAWhileExpireSilentlyAsOftenAsTheyLike() async throws {
+        let harness = try EngineHarness()
+        await harness.engine.activate()
+        for _ in 1...6 {
+            let poll = await harness.upstream.next(.messages)
+            harness.clock.advance(by: .seconds(5))  // a held poll, ended by an expiry
+            poll.fail(.unauthorized)
+        }
+        _ = await harness.upstream.next(.messages)
+        #expect(await harness.engine.problems().isEmpty)
+        #expect(await harness.engine.engineCounters().tokenRefreshes == 6)
     }
 
     @Test func a409WaitsAtLeastThreeSecondsAndIsReported() async throws {
