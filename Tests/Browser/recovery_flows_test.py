@@ -104,6 +104,12 @@ def test_try_again_twice_after_a_failure_runs_two_real_attempts(context):
         notes.append(note)
         assert countdown(driver) > 0 or "Trying again" in text_of(driver, "#banner-text"), "the banner still counts down"
     assert all("did not help" in line for line in recorded_attempts(driver, "having trouble"))
+    # Details: the technical cause and a Copy button that says what it did.
+    click(driver, find(driver, "#banner-details summary"))
+    assert "500" in text_of(driver, "#banner-details pre"), text_of(driver, "#banner-details pre")
+    click(driver, find(driver, '#banner-details button'))
+    wait(driver, lambda: text_of(driver, "#banner-details .copy-status") != "", message="copy says what happened")
+    assert text_of(driver, "#banner-details .copy-status") in ("Copied.", "Could not copy; select the text above instead.")
     shot(driver, SHOTS, "still-failing-banner")
     assert_accessible(driver)
     # Cancel stops syncing, as the suggestion says; Start brings it back.
