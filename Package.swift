@@ -24,7 +24,7 @@ let package = Package(
         // The upstream chat server as the engine sees it: protocol, wire models, HTTP client.
         .target(name: "Upstream", dependencies: ["HTTPCore", "Logging", "JSONText"]),
         // A chat server for demos and tests, with fault injection.
-        .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText"]),
+        .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
         .target(name: "Engine", dependencies: ["Store", "Upstream", "CShims", "Logging"]),
         // Recoverable errors: the model, options, attempters, the registry of open errors.

@@ -11,7 +11,7 @@ import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./h
 import { startPolling } from "./poll.js";
 import { messagesToast, toast } from "./toasts.js";
 import {
-  element, hideBanner, recordHistory, renderMessages, renderStorage, replaceIfChanged, showBanner, showLinkedPane, showStatus,
+  element, hideBanner, recordHistory, renderMessages, renderStorage, replaceIfChanged, showAge, showBanner, showLinkedPane, showStatus,
   updateCountdown,
 } from "./view.js";
 
@@ -33,7 +33,13 @@ const state = {
   hasOlder: { primary: false, linked: false },
   /** Notifying messages that arrived while this tab was hidden, summed up when it is shown. */
   away: { count: 0, last: null },
+  /** When this page last saw the engine get an answer (a messages event is one too). */
+  lastAnswerAt: 0,
 };
+
+/** How long the upstream holds a poll (the connection says; this is the default): a live
+ *  connection hears from it at least this often. */
+const HOLD_SECONDS = 25;
 
 let poller = null;
 
@@ -67,6 +73,7 @@ function applyEvents(events) {
         setConnection(data);
         break;
       case "messages":
+        state.lastAnswerAt = Date.now();
         addMessages(data.account, data.messages, data.notify, data.caughtUp === true);
         if (data.storage) state.storage = data.storage;
         break;
@@ -123,6 +130,8 @@ function applyEvents(events) {
 function setConnection(connection) {
   if (state.connection?.state !== connection.state) state.stateSince = Date.now();
   state.connection = connection;
+  const success = Date.parse(connection.lastSuccessAt ?? "");
+  if (!Number.isNaN(success)) state.lastAnswerAt = Math.max(state.lastAnswerAt, success);
 }
 
 function addMessages(account, messages, notify, caughtUp) {
@@ -275,7 +284,13 @@ function renderConnection() {
   const since = Date.now() - state.stateSince;
   let stateName = connection.state;
   if (stateName === "offline" && since < 15_000) stateName = "connecting";
-  showStatus(stateName, stateName === "waiting" && connection.attempt > 1 ? `Waiting to retry (attempt ${connection.attempt})` : undefined);
+  // Live, but no answer for longer than a poll is held: the upstream is slow or stalled.
+  const quietSeconds = Math.floor((Date.now() - state.lastAnswerAt) / 1000);
+  const hold = connection.holdSeconds ?? HOLD_SECONDS;
+  const quiet = stateName === "live" && state.lastAnswerAt > 0 && quietSeconds > hold + 2;
+  if (quiet) showStatus("slow", "Live, but the chat server is slow");
+  else showStatus(stateName, stateName === "waiting" && connection.attempt > 1 ? `Waiting to retry (attempt ${connection.attempt})` : undefined);
+  showAge(quiet ? `Updated ${quietSeconds} s ago` : "");
   recordHistory(connection.state);
 
   const trouble = connectionError();
@@ -299,17 +314,21 @@ function renderConnection() {
     case "offline":
       showBanner({ text: "Offline: syncing resumes when the network is back.", tone: "bad", actions: [retryButton(() => post("/api/engine/retry-now"))] });
       break;
-    case "paused":
+    case "paused": {
+      const behind = [...state.errors.values()].find((error) => error.type === "/problems/upstream-behind");
       if (outOfSpace) {
         bannerForError(outOfSpace, {
           text: "Syncing is paused: storage is full. Nothing is lost; new messages wait on the server.",
           tone: "bad",
           except: ["cancel"],
         });
+      } else if (behind) {
+        bannerForError(behind, { text: `Syncing is paused: ${behind.title.toLowerCase()}.`, tone: "bad", except: ["cancel"] });
       } else {
         showBanner({ text: "Syncing is paused.", tone: "bad", actions: [] });
       }
       break;
+    }
     case "stopped": {
       const start = element("button", { text: "Start syncing", attributes: { type: "button", "data-role": "default", "data-key": "start" } });
       start.addEventListener("click", () => post("/api/engine/start"));

@@ -18,7 +18,8 @@ const STATUS_TEXT = {
   connecting: "Connecting…",
   waiting: "Waiting to retry",
   offline: "Offline",
-  paused: "Paused: storage is full",
+  paused: "Syncing is paused",
+  slow: "Live, but the chat server is slow",
   stopped: "Syncing is stopped",
   unreachable: "The dashboard process does not answer",
 };
@@ -33,6 +34,13 @@ export function showStatus(state, text = STATUS_TEXT[state] ?? state) {
     $("#connection-text").textContent = text;
     lastAnnounced = text;
   }
+}
+
+/** "Updated 31 s ago" beside the status: ticks silently (not announced every second). */
+export function showAge(text) {
+  const age = $("#connection-age");
+  if (age.textContent !== text) age.textContent = text;
+  age.hidden = !text;
 }
 
 const history = [];

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Logging
 import Upstream
 
 /// A chat server for demos and tests: CONTRACT section 3 plus the `/sim/*` control API.
@@ -22,6 +23,7 @@ public actor ChatSimulator {
     public let configuration: SimulatorConfiguration
     private var random: SeededGenerator
     private let primaryUserId: Int64
+    private let log = Logger("simulator")
     private var linkedUserId: Int64?
     private var nextUserId: Int64
     private var messagesByUser: [Int64: [UpstreamMessage]] = [:]
@@ -36,6 +38,8 @@ public actor ChatSimulator {
     private var purchaseCount = 0
     private var autoTask: Task<Void, Never>?
     private var statistics = SimulatorStatistics()
+    /// Where the world is kept across restarts; nil keeps it in memory only.
+    private let worldFile: SimulatorWorldFile?
 
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration()) {
         self.configuration = configuration
@@ -43,10 +47,57 @@ public actor ChatSimulator {
         primaryUserId = configuration.primaryUserId
         nextUserId = configuration.primaryUserId + 1
         quota = configuration.storageQuotaBytes
+        worldFile = nil
         if configuration.linkedAtStart {
             linkedUserId = nextUserId
             nextUserId += 1
         }
+    }
+
+    /// A simulator whose world lives in the SQLite file at `dataPath`: a new file starts from
+    /// `configuration`; an existing one goes on with its accounts, messages, quota and purchases.
+    public init(configuration: SimulatorConfiguration = SimulatorConfiguration(), dataPath: String) throws {
+        let file = try SimulatorWorldFile(path: dataPath)
+        self.configuration = configuration
+        random = SeededGenerator(seed: configuration.seed)
+        worldFile = file
+        if let world = try file.load() {
+            primaryUserId = world.primaryUserId
+            linkedUserId = world.linkedUserId
+            nextUserId = world.nextUserId
+            quota = world.quota
+            purchases = world.purchases
+            purchaseCount = world.purchaseCount
+            for (user, messages) in world.messages {
+                messagesByUser[user] = messages
+                fragmentsByUser[user] = messages.map(MessageJSON.fragment)
+            }
+        } else {
+            primaryUserId = configuration.primaryUserId
+            nextUserId = configuration.primaryUserId + 1
+            quota = configuration.storageQuotaBytes
+            if configuration.linkedAtStart {
+                linkedUserId = nextUserId
+                nextUserId += 1
+            }
+            try file.saveSettings(primaryUserId: primaryUserId, linkedUserId: linkedUserId, nextUserId: nextUserId, quota: quota,
+                                  purchaseCount: purchaseCount)
+        }
+    }
+
+    /// Writes the accounts, quota and purchase count to the world file, if there is one.
+    private func keepSettings() {
+        do {
+            try worldFile?.saveSettings(primaryUserId: primaryUserId, linkedUserId: linkedUserId, nextUserId: nextUserId, quota: quota,
+                                        purchaseCount: purchaseCount)
+        } catch {
+            log.error("cannot keep the simulator's settings: \(error)")
+        }
+    }
+
+    /// Closes the world file (everything is committed already).
+    public func close() {
+        worldFile?.close()
     }
 
     // MARK: Faults
@@ -62,6 +113,11 @@ public actor ChatSimulator {
         guard Double.random(in: 0..<1, using: &random) < faults.rate else { return .none }
         statistics.faultsInjected += 1
         return faults.mode
+    }
+
+    /// How long the `slow` fault delays an answer now.
+    var slowDelay: Duration {
+        faults.delay ?? configuration.slowDelay
     }
 
     func truncationPoint(for response: HTTPResponse) -> Int {
@@ -201,6 +257,12 @@ public actor ChatSimulator {
         quota += body.bytes
         purchases[key] = quota
         purchaseCount += 1
+        do {
+            try worldFile?.recordPurchase(key: key, quota: quota)
+        } catch {
+            log.error("cannot keep the purchase: \(error)")
+        }
+        keepSettings()
         return Self.json(Answer(storageQuotaBytes: quota))
     }
 
@@ -225,13 +287,13 @@ public actor ChatSimulator {
             setAutoRate(body.perSecond)
             return Self.json(["perSecond": body.perSecond])
         case ("POST", "/sim/faults"):
-            struct Body: Decodable { var mode: FaultMode; var rate: Double? }
-            guard let body = Self.decode(Body.self, request), (0...1).contains(body.rate ?? 1) else {
+            struct Body: Decodable { var mode: FaultMode; var rate: Double?; var delayMs: Int? }
+            guard let body = Self.decode(Body.self, request), (0...1).contains(body.rate ?? 1), (0...60_000).contains(body.delayMs ?? 0) else {
                 let modes = FaultMode.allCases.map(\.rawValue).joined(separator: "|")
-                return Self.error(.badRequest, "body must be {\"mode\": \"\(modes)\", \"rate\"?: 0...1}")
+                return Self.error(.badRequest, "body must be {\"mode\": \"\(modes)\", \"rate\"?: 0...1, \"delayMs\"?: 0...60000}")
             }
-            setFaults(FaultSettings(mode: body.mode, rate: body.rate ?? 1))
-            return Self.json(FaultsBody(mode: faults.mode, rate: faults.rate))
+            setFaults(FaultSettings(mode: body.mode, rate: body.rate ?? 1, delay: body.delayMs.map { .milliseconds($0) }))
+            return Self.json(FaultsBody(mode: faults.mode, rate: faults.rate, delayMs: faults.delay.map { Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }))
         case ("POST", "/sim/linked"):
             struct Body: Decodable { var linked: Bool }
             guard let body = Self.decode(Body.self, request) else {
@@ -246,6 +308,7 @@ public actor ChatSimulator {
             }
             // The next session announces it; expiring the token makes the engine ask at once.
             quota = body.bytes
+            keepSettings()
             expireTokens()
             return Self.json(["storageQuotaBytes": quota])
         case ("POST", "/sim/expire-token"):
@@ -277,6 +340,7 @@ public actor ChatSimulator {
         let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
         var ids: [Int64] = []
         ids.reserveCapacity(count)
+        let firstNew = list.count
         for _ in 0..<count {
             let id = Int64(list.count + 1)
             let message = UpstreamMessage(id: id, chatId: Int64.random(in: 1...5, using: &random),
@@ -285,6 +349,11 @@ public actor ChatSimulator {
             list.append(message)
             fragments.append(MessageJSON.fragment(message))
             ids.append(id)
+        }
+        do {
+            try worldFile?.append(Array(list[firstNew...]), user: user)
+        } catch {
+            log.error("cannot keep \(count) published message(s): \(error)")
         }
         messagesByUser[user] = list
         fragmentsByUser[user] = fragments
@@ -311,6 +380,7 @@ public actor ChatSimulator {
         } else if !linked {
             linkedUserId = nil
         }
+        keepSettings()
         expireTokens()
     }
 
@@ -388,6 +458,7 @@ public struct SentBody: Codable, Sendable, Equatable {
 struct FaultsBody: Codable, Sendable {
     var mode: FaultMode
     var rate: Double
+    var delayMs: Int?
 }
 
 /// Counters for tests and the curious (`GET /sim/stats`).

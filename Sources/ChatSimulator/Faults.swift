@@ -24,9 +24,12 @@ public struct FaultSettings: Sendable, Equatable {
     public var mode: FaultMode
     /// 0...1: the share of upstream calls the fault applies to.
     public var rate: Double
+    /// For `slow`: how long an answer is delayed (nil: the configuration's `slowDelay`).
+    public var delay: Duration?
 
-    public init(mode: FaultMode = .none, rate: Double = 1) {
+    public init(mode: FaultMode = .none, rate: Double = 1, delay: Duration? = nil) {
         self.mode = mode
         self.rate = rate
+        self.delay = delay
     }
 }

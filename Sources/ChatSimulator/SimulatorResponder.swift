@@ -35,7 +35,7 @@ public struct SimulatorResponder: HTTPResponder {
         case .conflict:
             return ChatSimulator.error(.conflict, "injected: another poller took over")
         case .slow:
-            try? await Task.sleep(for: simulator.configuration.slowDelay)
+            try? await Task.sleep(for: await simulator.slowDelay)
         case .none, .malformed, .drop:
             break
         }

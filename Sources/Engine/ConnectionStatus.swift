@@ -12,7 +12,7 @@ public enum ConnectionState: String, Sendable, Codable, CaseIterable {
     case waiting
     /// The machine has no network; nothing is tried until it returns.
     case offline
-    /// Storage is full; nothing is fetched until space is freed or bought.
+    /// Waiting for the person: storage is full, or the upstream went back (reset or restored).
     case paused
 }
 
@@ -26,15 +26,19 @@ public struct ConnectionStatus: Sendable, Equatable, Codable {
     /// 0 or 1: whether a sync cycle is current.
     public var activeCycles: Int
     public var upstream: String
+    /// How long the upstream holds a poll: a live connection hears from it at least this often, so
+    /// a page can tell a quiet account from a stalled upstream.
+    public var holdSeconds: Int
 
     public init(state: ConnectionState = .stopped, attempt: Int = 0, retryAt: Date? = nil, lastSuccessAt: Date? = nil,
-                activeCycles: Int = 0, upstream: String) {
+                activeCycles: Int = 0, upstream: String, holdSeconds: Int = 25) {
         self.state = state
         self.attempt = attempt
         self.retryAt = retryAt
         self.lastSuccessAt = lastSuccessAt
         self.activeCycles = activeCycles
         self.upstream = upstream
+        self.holdSeconds = holdSeconds
     }
 
     /// `retryAt` and `lastSuccessAt` are written as null, not left out.
@@ -46,6 +50,7 @@ public struct ConnectionStatus: Sendable, Equatable, Codable {
         try container.encode(lastSuccessAt, forKey: .lastSuccessAt)
         try container.encode(activeCycles, forKey: .activeCycles)
         try container.encode(upstream, forKey: .upstream)
+        try container.encode(holdSeconds, forKey: .holdSeconds)
     }
 }
 
@@ -61,6 +66,8 @@ public struct EngineCounters: Sendable, Equatable {
     public var reconnects = 0
     public var tokenRefreshes = 0
     public var unknownStreamsIgnored = 0
+    /// Times the cursor sync found the upstream behind the local copy (reset or restored).
+    public var upstreamBehind = 0
     public var messagesStored: [String: Int] = [:]
     /// Backoff waits drawn (a fixed-size histogram: a long outage must not grow memory).
     public var backoff = Histogram(bounds: [0.1, 0.5, 1, 2, 4, 8, 16, 30])

@@ -49,12 +49,15 @@ public struct EngineProblem: Sendable, Equatable {
         case anotherPoller
         /// The local store failed for another reason.
         case storageFailure
+        /// The upstream's newest message is older than the newest stored one: it was reset or
+        /// restored from a backup, or another account answers at the same address.
+        case upstreamBehind
 
         /// Problems of the connection to the upstream: only the latest one is open at a time.
         public var isConnectionProblem: Bool {
             switch self {
             case .upstreamError, .badResponse, .unreachable, .tokenRefused, .anotherPoller: true
-            case .noInternet, .outOfSpace, .storageFailure: false
+            case .noInternet, .outOfSpace, .storageFailure, .upstreamBehind: false
             }
         }
     }

@@ -34,7 +34,13 @@ public actor SyncEngine {
     private var dashboardVisible = false
     private var graceTask: Task<Void, Never>?
     private var withinGrace = false
-    private var paused = false
+    /// Why syncing waits for the person (storage full, the upstream went back); nil otherwise.
+    private var pausedBy: EngineProblem.Kind?
+    private var paused: Bool { pausedBy != nil }
+    /// The accounts whose cursor is ahead of the upstream's newest id (`upstreamBehind`).
+    private var behindAccounts: [AccountRole] = []
+    /// The `lastSuccessAt` the page last heard of (see `update`).
+    private var announcedSuccessAt: Date?
     private var online: Bool
 
     // What the cycle knows.
@@ -47,9 +53,6 @@ public actor SyncEngine {
     /// Per stream: ids up to this arrived while syncing was interrupted: announced as one summary.
     private var caughtUpThrough: [AccountRole: Int64] = [:]
     private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
-    private var purchasedBytes: Int64 = 0
-    /// A 401 brought a new token and no call has succeeded with it yet.
-    private var refreshedWithoutSuccess = false
     /// Tokens taken back within `quickExpiry` of being issued, in a row without a backoff between:
     /// a server that takes every token back right after the cursor sync would otherwise be a loop.
     /// A token that lasted longer (a held poll ended by an expiry), an answered poll or a failed
@@ -57,7 +60,9 @@ public actor SyncEngine {
     private var quickExpiries = 0
     private var tokenIssuedAt: Date?
     static let quickExpiry: TimeInterval = 0.5
-    static let silentQuickExpiries = 3
+    /// A person linking and unlinking in quick succession expires a few tokens quickly; a loop
+    /// expires hundreds a second. Ten tells the two apart at once.
+    static let silentQuickExpiries = 10
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
     private var outcomeWaiters = Waiters<Bool>()
@@ -76,7 +81,7 @@ public actor SyncEngine {
         self.network = environment.network
         self.emit = emit
         self.online = environment.network.isOnline
-        self.status = ConnectionStatus(upstream: upstream.location)
+        self.status = ConnectionStatus(upstream: upstream.location, holdSeconds: options.holdSeconds)
     }
 
     // MARK: Inputs
@@ -103,6 +108,12 @@ public actor SyncEngine {
     /// nothing is being tried that could fail.
     public func stop() {
         userEnabled = false
+        if pausedBy == .upstreamBehind {
+            // Stopping is an answer to it: Start checks the upstream again.
+            pausedBy = nil
+            behindAccounts = []
+            clear(.upstreamBehind)
+        }
         reconcile()
         for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem {
             clear(kind)
@@ -195,8 +206,30 @@ public actor SyncEngine {
     /// problem stays open until a batch is stored: only that shows the space is enough.
     public func resume() {
         guard paused else { return }
-        paused = false
+        pausedBy = nil
         reconcile()
+    }
+
+    /// For an upstream that went back: sets the messages of the accounts it is behind on aside
+    /// (archived, still stored and counted), forgets their cursors and syncs them from the
+    /// beginning, silently, as a first sync. Suspends like `retryAndWait`.
+    public func resyncFromServer() async -> Bool {
+        guard pausedBy == .upstreamBehind else { return await retryAndWait() }
+        let at = Self.timestamp(now())
+        for account in behindAccounts {
+            do {
+                let count = try await store.archiveAccount(account, at: at)
+                log.info("set \(count) \(account) message(s) aside; syncing the \(account) account from the beginning")
+            } catch {
+                raise(EngineProblem(kind: .storageFailure, debug: "archiving the \(account) account failed: \(error)"))
+                return false
+            }
+            silentThrough[account] = nil
+            caughtUpThrough[account] = nil
+        }
+        behindAccounts = []
+        pausedBy = nil
+        return await retryAndWait()
     }
 
     /// Whether any dashboard tab is visible now. Syncing runs while one is and for the grace
@@ -240,8 +273,10 @@ public actor SyncEngine {
 
     /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure).
     public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async {
-        purchasedBytes += bytes
-        let quota = options.quotaOverride.map { $0 + purchasedBytes } ?? newUpstreamQuota
+        // Kept in the store: a restart must not forget what was bought on top of `--quota`.
+        try? await store.addPurchasedBytes(bytes)
+        let purchased = (try? await store.purchasedBytes()) ?? bytes
+        let quota = options.quotaOverride.map { $0 + purchased } ?? newUpstreamQuota
         try? await store.setQuota(quota)
         emit(.storage(await store.storageUsage()))
     }
@@ -333,7 +368,11 @@ public actor SyncEngine {
                 case .stale, .tokenExpired:
                     return
                 case .paused(let problem):
-                    paused = true
+                    pausedBy = problem.kind
+                    // The upstream answered: whatever was wrong with the connection is over.
+                    for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem {
+                        clear(kind)
+                    }
                     raise(problem)
                     reportOutcome(false)
                     reportBatch(.notStored(problem))
@@ -427,7 +466,7 @@ public actor SyncEngine {
                 let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
                     try await upstream.lastMessageInfo(token: token)
                 }
-                await noteServerPosition(info, reconnecting: reconnecting)
+                try await noteServerPosition(info, reconnecting: reconnecting)
                 return
             } catch CycleFailure.tokenExpired {
                 continue
@@ -435,8 +474,21 @@ public actor SyncEngine {
         }
     }
 
-    /// Sets, per stream, which ids are history and which were missed while away.
-    private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async {
+    /// Sets, per stream, which ids are history and which were missed while away; an upstream
+    /// behind the local cursor pauses syncing (`upstreamBehind`) rather than waiting silently for
+    /// ids it may never reach, or reach with other messages.
+    private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async throws {
+        var behind: [(account: AccountRole, server: Int64, local: Int64)] = []
+        for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
+            guard let lastID, let cursor = await store.cursor(for: role), lastID < cursor else { continue }
+            behind.append((role, lastID, cursor))
+        }
+        if !behind.isEmpty {
+            behindAccounts = behind.map(\.account)
+            counters.upstreamBehind += 1
+            let debug = behind.map { "\($0.account): the server's newest id is \($0.server), the local cursor \($0.local)" }.joined(separator: "; ")
+            throw CycleFailure.paused(EngineProblem(kind: .upstreamBehind, debug: debug))
+        }
         for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
             guard let lastID else { continue }
             if let cursor = await store.cursor(for: role) {
@@ -456,8 +508,10 @@ public actor SyncEngine {
     /// Runs one upstream call for the current cycle.
     ///
     /// - A 401 means the token expired: the caller starts a new session, silently, and builds the
-    ///   call again (`CycleFailure.tokenExpired`); a second 401 without a success in between is
-    ///   the user-visible `tokenRefused`, not a loop.
+    ///   call again (`CycleFailure.tokenExpired`), however often tokens expire (linking and
+    ///   unlinking expires them). The user-visible `tokenRefused` is a session call answered 401,
+    ///   or more than `silentQuickExpiries` tokens taken back within `quickExpiry` of being
+    ///   issued, in a row without a backoff between: that would be a loop.
     /// - An `important` call (session, cursor sync) is tried a few more times under the hood, after
     ///   short pauses, when the failure looks transient, before its failure counts.
     /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
@@ -471,16 +525,12 @@ public actor SyncEngine {
             do {
                 let value = try await call(upstream, currentToken)
                 guard isCurrent(tag) else { throw CycleFailure.stale }
-                if withToken { refreshedWithoutSuccess = false }
                 return value
             } catch let upstreamError as UpstreamError {
                 error = upstreamError
             }
             guard isCurrent(tag) else { throw CycleFailure.stale }
             if error == .unauthorized && withToken {
-                if refreshedWithoutSuccess {
-                    throw CycleFailure.retry(EngineProblem(kind: .tokenRefused, debug: "401 again right after a new token"), atLeast: .zero)
-                }
                 let lasted = tokenIssuedAt.map { now().timeIntervalSince($0) } ?? .infinity
                 quickExpiries = lasted < Self.quickExpiry ? quickExpiries + 1 : 0
                 if quickExpiries > Self.silentQuickExpiries {
@@ -488,7 +538,6 @@ public actor SyncEngine {
                                                            debug: "401 on \(quickExpiries) new tokens in a row, each within \(Self.quickExpiry) s"),
                                              atLeast: .zero)
                 }
-                refreshedWithoutSuccess = true
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
                 throw CycleFailure.tokenExpired
@@ -557,6 +606,7 @@ public actor SyncEngine {
     /// The failure count resets only when a poll answers, so a server that fails every poll
     /// still backs off further each time.
     private func connected() {
+        clear(.upstreamBehind)
         update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
         if !outcomeWaiters.isEmpty, let tag {
             // Connected is not yet recovered: a poll refused at once (409, 500) would say otherwise.
@@ -604,7 +654,10 @@ public actor SyncEngine {
             }
             let ids = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
             if ids != known { try await store.setAccountIDs(ids) }
-            let quota = options.quotaOverride.map { $0 + purchasedBytes } ?? session.storageQuotaBytes
+            var quota = session.storageQuotaBytes
+            if let override = options.quotaOverride {
+                quota = override + (try await store.purchasedBytes())
+            }
             if await store.storageUsage().quotaBytes != quota {
                 try await store.setQuota(quota)
                 emit(.storage(await store.storageUsage()))
@@ -694,8 +747,9 @@ public actor SyncEngine {
         emit(.problemCleared(kind))
     }
 
-    /// Changes the status and tells the feed, unless only `lastSuccessAt` moved: every answered
-    /// poll moves it, and waking every dashboard tab for that alone would double the fan-out.
+    /// Changes the status and tells the feed. When only `lastSuccessAt` moved (every answered
+    /// poll moves it), the page hears of it at most every `successAnnouncementInterval`: often
+    /// enough to say "Updated N s ago" truthfully, without waking every tab for each batch.
     private func update(_ change: (inout ConnectionStatus) -> Void) {
         var next = status
         change(&next)
@@ -704,10 +758,16 @@ public actor SyncEngine {
         var previousIgnoringSuccess = status
         previousIgnoringSuccess.lastSuccessAt = next.lastSuccessAt
         status = next
-        if previousIgnoringSuccess != next {
+        let successNews = next.lastSuccessAt.map { success in
+            announcedSuccessAt.map { success.timeIntervalSince($0) >= Self.successAnnouncementInterval } ?? true
+        } ?? false
+        if previousIgnoringSuccess != next || successNews {
+            announcedSuccessAt = next.lastSuccessAt
             emit(.connection(next))
         }
     }
+
+    static let successAnnouncementInterval: TimeInterval = 10
 
     static func timestamp(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))

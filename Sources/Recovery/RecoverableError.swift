@@ -47,6 +47,8 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
     public static let cancel = RecoveryOption(id: "cancel", title: "Cancel", role: .cancel)
     public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space")
     public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
+    public static let resync = RecoveryOption(id: "resync", title: "Keep these and sync again", role: .default)
+    public static let stopSyncing = RecoveryOption(id: "cancel", title: "Stop syncing", role: .cancel)
 }
 
 /// A failure told to a person: what happened, why, what to do, and the options that can work here.

@@ -226,10 +226,15 @@ public actor MessageStore {
             removed = try connection.transaction { () throws -> [Victim] in
                 let victims = try oldestMessages(covering: mustFree)
                 let delete = try connection.statement("DELETE FROM messages WHERE account = ?1 AND id = ?2")
+                let deleteArchived = try connection.statement("DELETE FROM archived_messages WHERE archive_id = ?1")
                 let shrinkChat = try connection.statement("UPDATE chats SET message_count = message_count - 1 WHERE account = ?1 AND chat_id = ?2")
                 for victim in victims {
-                    try delete.run(.integer(victim.account), .integer(victim.id))
-                    try shrinkChat.run(.integer(victim.account), .integer(victim.chat))
+                    if let archiveID = victim.archiveID {
+                        try deleteArchived.run(.integer(archiveID))
+                    } else {
+                        try delete.run(.integer(victim.account), .integer(victim.id))
+                        try shrinkChat.run(.integer(victim.account), .integer(victim.chat))
+                    }
                 }
                 try connection.execute("DELETE FROM chats WHERE message_count <= 0")
                 try connection.statement(StoreSQL.addUsedBytes).run(.integer(-victims.reduce(0) { $0 + $1.size }))
@@ -252,11 +257,13 @@ public actor MessageStore {
         var chat: Int64
         var size: Int64
         var sentAt: String
+        /// Set for a message of the archive (`archive_id`); nil for a current one.
+        var archiveID: Int64?
     }
 
     private static func plan(_ victims: [Victim]) -> FreeSpacePlan {
         var ids: [AccountRole: [Int64]] = [:]
-        for victim in victims {
+        for victim in victims where victim.archiveID == nil {
             if let role = AccountRole(rawValue: victim.account) { ids[role, default: []].append(victim.id) }
         }
         return FreeSpacePlan(messageCount: victims.count, bytes: victims.reduce(0) { $0 + $1.size },
@@ -277,18 +284,78 @@ public actor MessageStore {
         return used > target ? used - target : nil
     }
 
+    /// The oldest messages, current or archived, by sending time, until they add up to `bytes`.
     private func oldestMessages(covering bytes: Int64) throws -> [Victim] {
-        let oldest = try connection.statement("SELECT account, id, chat_id, size, sent_at FROM messages ORDER BY sent_at, id, account")
+        let oldest = try connection.statement("""
+            SELECT account, id, chat_id, size, sent_at, NULL FROM messages
+            UNION ALL
+            SELECT account, id, chat_id, size, sent_at, archive_id FROM archived_messages
+            ORDER BY 5, 2, 1
+            """)
         defer { oldest.reset() }
         var victims: [Victim] = []
         var covered: Int64 = 0
         while covered < bytes, try oldest.step() {
             let victim = Victim(account: oldest.int64(at: 0), id: oldest.int64(at: 1), chat: oldest.int64(at: 2),
-                                size: oldest.int64(at: 3), sentAt: oldest.string(at: 4))
+                                size: oldest.int64(at: 3), sentAt: oldest.string(at: 4),
+                                archiveID: oldest.isNull(at: 5) ? nil : oldest.int64(at: 5))
             victims.append(victim)
             covered += victim.size
         }
         return victims
+    }
+
+    /// Sets `account`'s messages aside in the archive (they stay stored and counted) and forgets
+    /// its chats and cursor, in one transaction: the next sync of it starts from the beginning,
+    /// for an upstream that went back (reset, restored from a backup) and numbers its messages
+    /// again from below the old cursor. Returns how many messages were set aside.
+    @discardableResult
+    public func archiveAccount(_ account: AccountRole, at archivedAt: String) throws(StoreError) -> Int {
+        let count: Int
+        do {
+            count = try connection.transaction { () throws -> Int in
+                try connection.statement("""
+                    INSERT INTO archived_messages (account, id, chat_id, sender, text, sent_at, received_at, size, archived_at)
+                    SELECT account, id, chat_id, sender, text, sent_at, received_at, size, ?2 FROM messages WHERE account = ?1 ORDER BY id
+                    """).run(.integer(account.rawValue), .text(archivedAt))
+                let count = connection.changes
+                try connection.statement("DELETE FROM messages WHERE account = ?").run(.integer(account.rawValue))
+                try connection.statement("DELETE FROM chats WHERE account = ?").run(.integer(account.rawValue))
+                try connection.statement("DELETE FROM cursors WHERE account = ?").run(.integer(account.rawValue))
+                return count
+            }
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
+        cursors[account] = nil
+        return count
+    }
+
+    /// How many messages the archive holds.
+    public func archivedCount() throws(StoreError) -> Int {
+        do {
+            return Int(try connection.scalarInt("SELECT count(*) FROM archived_messages") ?? 0)
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// The storage bought through the dashboard, kept so that a `--quota` override plus what
+    /// was bought survives a restart.
+    public func purchasedBytes() throws(StoreError) -> Int64 {
+        do {
+            return try connection.scalarInt("SELECT value FROM settings WHERE key = 'purchased_bytes'") ?? 0
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    public func addPurchasedBytes(_ bytes: Int64) throws(StoreError) {
+        do {
+            try connection.statement("UPDATE settings SET value = value + ?1 WHERE key = 'purchased_bytes'").run(.integer(bytes))
+        } catch {
+            throw Self.storeError(error, usage: usage, needed: 0)
+        }
     }
 
     /// Writes to the file and commits, to learn whether the store takes writes again after a failure.
@@ -311,6 +378,7 @@ public actor MessageStore {
             count = try connection.transaction { () throws -> Int in
                 try connection.execute("DELETE FROM messages")
                 let count = connection.changes
+                try connection.execute("DELETE FROM archived_messages")
                 try connection.execute("DELETE FROM chats")
                 try connection.execute("DELETE FROM cursors")
                 try connection.execute("DELETE FROM accounts")

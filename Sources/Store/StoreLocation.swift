@@ -33,6 +33,14 @@ public enum StoreLocation: Sendable, Equatable {
                                                 attributes: [.posixPermissions: 0o700])
     }
 
+    /// Where the built-in simulator keeps its world beside a file store: `store.sqlite` ->
+    /// `store.simulator.sqlite`. Nil in memory: then nothing is kept.
+    public var simulatorWorldPath: String? {
+        guard case .file(let path) = self else { return nil }
+        let stem = path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) : path
+        return stem + ".simulator.sqlite"
+    }
+
     /// The path, or `:memory:`.
     public var description: String { sqlitePath }
 

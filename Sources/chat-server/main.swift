@@ -7,14 +7,17 @@ import Logging
 // chat-server: the built-in chat simulator on its own port.
 
 let help = """
-    Usage: chat-server [--host 127.0.0.1] [--port 8081] [--seed N] [--no-linked] [--quota BYTES]
+    Usage: chat-server [--host 127.0.0.1] [--port 8081] [--seed N] [--no-linked] [--quota BYTES] [--data FILE]
 
     A chat server implementing the upstream protocol (/v1/*) with a control API (/sim/*) to publish
     messages, inject faults, attach or detach the linked account and expire tokens.
+    --data FILE keeps its world (accounts, messages, quota, purchases) in that SQLite file, so a
+    restart goes on where it stopped; without it everything is forgotten when it stops.
     When ready it prints "simulator listening on http://HOST:PORT/" on stdout.
     """
 
 var host = "127.0.0.1", port = 8081
+var dataPath: String?
 var configuration = SimulatorConfiguration()
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 func fail(_ message: String) -> Never {
@@ -39,6 +42,10 @@ while let argument = arguments.popFirst() {
         guard let quota = Int64(value()), quota >= 0 else { fail("--quota must be a number of bytes") }
         configuration.storageQuotaBytes = quota
     case "--no-linked": configuration.linkedAtStart = false
+    case "--data":
+        let path = value()
+        guard !path.isEmpty else { fail("--data needs a file path") }
+        dataPath = path
     default: fail("unknown option \(argument)")
     }
 }
@@ -47,12 +54,14 @@ TerminationSignals.ignoreBrokenPipes()
 let signals = TerminationSignals.install()
 let running: SimulatorServer
 do {
-    running = try await SimulatorServer.start(host: host, port: port, configuration: configuration, loop: try EventLoop(name: "simulator"))
+    running = try await SimulatorServer.start(host: host, port: port, configuration: configuration, dataPath: dataPath,
+                                              loop: try EventLoop(name: "simulator"))
 } catch {
-    FileHandle.standardError.write(Data("chat-server: cannot listen on \(host):\(port): \(error)\n".utf8))
+    FileHandle.standardError.write(Data("chat-server: cannot start on \(host):\(port)\(dataPath.map { " with --data \($0)" } ?? ""): \(error)\n".utf8))
     exit(1)
 }
 FileHandle.standardOutput.write(Data("simulator listening on \(running.url)\n".utf8))
 _ = await signals.received()
 await running.server.shutdown(gracePeriod: .milliseconds(500))
+await running.simulator.close()
 exit(0)

@@ -76,7 +76,9 @@ if let given = options.upstream {
     upstreamURL = URL(string: given)!
 } else {
     do {
-        let started = try await SimulatorServer.start(loop: loop)
+        // With a persistent store the simulator keeps its world beside it, so a restart of the
+        // dashboard is not a reset of the chat server.
+        let started = try await SimulatorServer.start(dataPath: storeLocation.simulatorWorldPath, loop: loop)
         simulator = started
         upstreamURL = URL(string: started.url)!
         say("simulator listening on \(started.url)")
@@ -95,6 +97,7 @@ if !upstreamIsLocal, let monitor = LinuxNetworkMonitor() {
 let engineOptions = EngineOptions(
     alwaysOn: options.alwaysOn,
     backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
+    holdSeconds: options.holdSeconds,
     quotaOverride: options.quota
 )
 let secrets = LaunchSecrets()
@@ -136,7 +139,10 @@ await engine.stop()
 // Parked page polls answer now rather than holding the shutdown for their timeout.
 await services.feed.releaseAll()
 await server.shutdown(gracePeriod: .milliseconds(1200))
-if let simulator { await simulator.server.shutdown(gracePeriod: .milliseconds(100)) }
+if let simulator {
+    await simulator.server.shutdown(gracePeriod: .milliseconds(100))
+    await simulator.simulator.close()
+}
 await store.close()
 log.info("stopped")
 exit(0)

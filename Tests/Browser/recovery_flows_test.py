@@ -260,7 +260,7 @@ def test_cancel_on_out_of_space_keeps_the_way_back_in_the_banner(context):
     fill_storage(dashboard, driver, stored=5, waiting=40)
     click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
     wait(driver, lambda: not visible(driver, '[data-view-for="primary"] .error-view'), message="the view goes")
-    assert status_text(driver).startswith("Paused")
+    assert status_text(driver) == "Syncing is paused"
     assert banner_options(driver) == ["buy-space"], banner_options(driver)
     assert_accessible(driver)
     click(driver, banner_button(driver, "buy-space"))
@@ -373,6 +373,23 @@ def test_html_and_a_5000_character_word_never_scroll_sideways(context):
         assert find_all(driver, '[data-messages-for="primary"] img') == [], "HTML stays text"
     finally:
         driver.set_window_size(1200, 900)
+
+
+# MARK: Live tells the truth
+
+
+def test_a_slow_upstream_is_not_shown_as_plainly_live(context):
+    dashboard, driver = start(context, "--hold-seconds", "3")
+    # Every upstream call now waits 9 s: a poll held 3 s answers after 12 s, 9 s later than a live one would.
+    dashboard.sim("/sim/faults", {"mode": "slow", "delayMs": 9000})
+    wait(driver, lambda: status_text(driver) == "Live, but the chat server is slow", seconds=30, message="not plainly Live")
+    age = text_of(driver, "#connection-age")
+    assert re.fullmatch(r"Updated \d+ s ago", age), age
+    assert find(driver, "#connection").get_attribute("data-state") == "slow"
+    shot(driver, SHOTS, "slow-upstream")
+    assert_accessible(driver)
+    dashboard.sim("/sim/faults", {"mode": "none"})
+    wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, "#connection-age"), seconds=30, message="plainly Live again")
 
 
 # MARK: Other windows and other upstreams

@@ -140,4 +140,42 @@ struct ChatSimulatorTests {
         let sent = try JSONDecoder().decode(SentBody.self, from: Data(try await respond(simulator, request("GET", "/sim/sent")).body))
         #expect(sent == SentBody(primary: [1, 2], linked: []))
     }
+
+    @Test func aWorldFileKeepsAccountsMessagesQuotaAndPurchasesAcrossARestart() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-world-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/store.simulator.sqlite"
+        let before: (linked: Int64?, quota: Int64)
+        do {
+            let simulator = try ChatSimulator(configuration: SimulatorConfiguration(storageQuotaBytes: 1000), dataPath: path)
+            await simulator.publish(account: "primary", count: 5, text: "kept")
+            await simulator.publish(account: "linked", count: 2)
+            await simulator.setLinked(false)
+            await simulator.setLinked(true)  // a new linked user
+            let token = try await session(simulator).token
+            let bought = try await respond(simulator, request("POST", "/v1/storage/purchase", token: token, body: #"{"bytes": 500}"#,
+                                                              headers: ["Idempotency-Key": "k1"]))
+            #expect(bought.status == .ok)
+            before = (await simulator.stats().linkedUserId, await simulator.stats().quotaBytes)
+            await simulator.close()
+        }
+        #expect(before.quota == 1500)
+
+        let restarted = try ChatSimulator(configuration: SimulatorConfiguration(storageQuotaBytes: 1000), dataPath: path)
+        #expect(await restarted.sent().primary == [1, 2, 3, 4, 5])
+        #expect(await restarted.sent().linked == [], "the new linked user has no messages yet")
+        #expect(await restarted.stats().linkedUserId == before.linked)
+        #expect(await restarted.stats().quotaBytes == 1500, "the purchase is remembered")
+        #expect(await restarted.stats().purchases == 1)
+        #expect(await restarted.publish(account: "primary", count: 1) == [6], "ids go on where they stopped")
+        let token = try await session(restarted).token
+        let replay = try await respond(restarted, request("POST", "/v1/storage/purchase", token: token, body: #"{"bytes": 500}"#,
+                                                          headers: ["Idempotency-Key": "k1"]))
+        #expect(String(decoding: replay.body, as: UTF8.self).contains("1500"), "the same key buys nothing twice, even after a restart")
+        let info = try await respond(restarted, request("GET", "/v1/last-message-info", token: token))
+        #expect(String(decoding: info.body, as: UTF8.self).contains(#""primaryLastId":6"#))
+        let page = try await respond(restarted, request("GET", "/v1/messages?primaryAfter=0&timeout=0", token: token))
+        #expect(String(decoding: page.body, as: UTF8.self).contains("kept"), "the messages themselves, not only their ids")
+        await restarted.close()
+    }
 }

@@ -29,6 +29,13 @@ struct DashboardOptionsTests {
         #expect(parsed.publicDirectory == nil)
     }
 
+    @Test func holdSecondsIsOneToSixty() throws {
+        #expect(try options([]).holdSeconds == 25)
+        #expect(try options(["--hold-seconds", "3"]).holdSeconds == 3)
+        #expect(usageError(["--hold-seconds", "0"]) == "--hold-seconds must be a number of seconds from 1 to 60, not \"0\"")
+        #expect(usageError(["--hold-seconds", "61"]) != nil)
+    }
+
     @Test func valuesAsSeparateArgumentsOrAfterEquals() throws {
         let parsed = try options(["--host", "::1", "--port=0", "--log-level", "debug", "--public=/tmp/p", "--db", ":memory:"])
         #expect(parsed.database == ":memory:")

@@ -85,6 +85,9 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         var handedOut: Set<Int> = []
         /// The most `messages` calls ever open and not cancelled at the moment one was made.
         var mostConcurrentPolls = 0
+        /// The highest id delivered per user id, so the automatic cursor sync is never behind
+        /// what this fake already handed out (a server does not forget its messages).
+        var delivered: [String: Int64] = [:]
     }
 
     private let state = Mutex(State())
@@ -150,6 +153,13 @@ final class FakeUpstream: UpstreamAPI, Sendable {
                 call.markCancelled()
                 if endCancelled { call.fail(.cancelled) }
             }
+            if let answer = value as? MessagesAnswer {
+                state.withLock { state in
+                    for (user, messages) in answer.messages {
+                        state.delivered[user] = max(state.delivered[user] ?? 0, messages.map(\.id).max() ?? 0)
+                    }
+                }
+            }
             return value as! T
         } catch let error as UpstreamError {
             throw error
@@ -163,7 +173,14 @@ final class FakeUpstream: UpstreamAPI, Sendable {
     }
 
     func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo {
-        try await perform(.lastMessageInfo, token: token, automatic: settings.withLock { $0.lastMessageInfo })
+        let (configured, linkedUser) = settings.withLock { ($0.lastMessageInfo, $0.session?.linkedUserId) }
+        let automatic = configured.map { info in
+            state.withLock { state in
+                LastMessageInfo(primaryLastId: max(info.primaryLastId, state.delivered["1"] ?? 0),
+                                linkedLastId: info.linkedLastId.map { last in max(last, linkedUser.flatMap { state.delivered[String($0)] } ?? 0) })
+            }
+        }
+        return try await perform(.lastMessageInfo, token: token, automatic: automatic)
     }
 
     func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {

@@ -11,6 +11,35 @@ import Upstream
 /// of the calls while messages flow on both accounts.
 @Suite("Engine against the simulator")
 struct SimulatorSyncTests {
+    @Test func linkingAndUnlinkingInQuickSuccessionStaysSilent() async throws {
+        let loop = try EventLoop(name: "sim-link-test")
+        let simulator = try await SimulatorServer.start(loop: loop)
+        let store = try MessageStore(location: .memory)
+        let recorder = EventRecorder()
+        let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
+                                options: EngineOptions(alwaysOn: true), emit: { recorder.record($0) })
+        await engine.activate()
+        _ = await recorder.connectionState(.live)
+        // As a person clicks Unlink, Link, Unlink, Link: twice in a row, then in a burst.
+        for linked in [false, true, false, true] {
+            await simulator.simulator.setLinked(linked)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for linked in [false, true, false, true] {
+            await simulator.simulator.setLinked(linked)
+        }
+        let finalLinked = await simulator.simulator.stats().linkedUserId
+        await simulator.simulator.publish(account: "linked", count: 1)
+        await recorder.waitUntil { events in
+            events.contains { if case .messages(.linked, _, _) = $0 { true } else { false } }
+        }
+        #expect(try await store.accountIDs().linkedUserId == finalLinked)
+        let refused = recorder.events.contains { if case .problemRaised(let problem) = $0 { problem.kind == .tokenRefused } else { false } }
+        #expect(!refused, "no token-refused error for session changes")
+        #expect(await engine.connectionStatus().state == .live)
+        await engine.stop()
+    }
+
     @Test func fiveThousandMessagesPerAccountThroughTwentyPercentFaultsAreStoredExactlyOnce() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-sync-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -171,6 +171,34 @@ struct MessageStoreTests {
         try await store.checkWritable()
     }
 
+    @Test func archivingSetsAnAccountAsideKeepsItCountedAndFreeSpaceReachesIt() async throws {
+        let (store, used) = try await fullStore()
+        let primaryBefore = try await store.allIDs(.primary)
+        #expect(try await store.archiveAccount(.primary, at: now) == primaryBefore.count)
+        #expect(try await store.allIDs(.primary).isEmpty)
+        #expect(await store.cursor(for: .primary) == nil, "the next sync starts from the beginning")
+        #expect(try await store.chats(of: .primary).isEmpty)
+        #expect(try await store.archivedCount() == primaryBefore.count)
+        #expect(await store.storageUsage().usedBytes == used, "set aside, still stored and counted")
+        #expect(try await store.scannedUsage() == used)
+        // The server numbers from 1 again: the same ids are new messages now, stored beside the archive.
+        try await store.setQuota(used + 400)
+        #expect(try await store.apply(messages([2, 4], sentAt: "2026-11-30T09:00:00.000Z"), to: .primary, receivedAt: now).count == 2)
+        // Free space takes the oldest, archived or not.
+        let removed = try #require(try await store.freeSpace(neededBytes: 100))
+        #expect(removed.oldestSentAt == "2026-11-29T12:01:00.000Z")
+        #expect(try await store.scannedUsage() == (await store.storageUsage().usedBytes))
+        #expect(removed.messageIDs[.primary] == nil, "archived ones are not on the page")
+    }
+
+    @Test func purchasedBytesAreKeptInTheFile() async throws {
+        let store = try open()
+        #expect(try await store.purchasedBytes() == 0)
+        try await store.addPurchasedBytes(10_000_000)
+        try await store.addPurchasedBytes(5)
+        #expect(try await store.purchasedBytes() == 10_000_005)
+    }
+
     // MARK: Linked account
 
     @Test func purgingTheLinkedAccountRemovesEverythingOfItInOneGo() async throws {

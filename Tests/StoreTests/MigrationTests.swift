@@ -33,6 +33,9 @@ struct MigrationTests {
         if version >= 2 {
             try connection.statement("INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (0, 5, 2, 2), (1, 5, 2, 11)").run()
         }
+        if version >= 3 {
+            try connection.execute("UPDATE settings SET value = 400 WHERE key = 'used_bytes'")  // kept incrementally from version 3 on
+        }
         connection.close()
         return path
     }

@@ -16,6 +16,8 @@ public struct DashboardOptions: Sendable, Equatable {
     public var alwaysOn = false
     public var backoffBaseMilliseconds = 2000
     public var backoffCapMilliseconds = 30000
+    /// How long the upstream is asked to hold a poll.
+    public var holdSeconds = 25
     public var logLevel = LogLevel.info
 
     public init() {}
@@ -54,6 +56,9 @@ public struct DashboardOptions: Sendable, Equatable {
                              only while one is, and 30 s after the last one goes)
           --backoff-base-ms N  first retry waits up to N ms (default 2000); doubles each time
           --backoff-cap-ms N   no retry waits longer than N ms (default 30000)
+          --hold-seconds N   how long the upstream holds a poll, 1 to 60 (default 25); a poll
+                             gives up 10 s after that, and the page calls the connection slow
+                             when it has heard nothing for longer
           --db PATH          the local SQLite copy of the chat account (default
                              $XDG_DATA_HOME/lp-dashboard/store.sqlite, else
                              ~/.local/share/lp-dashboard/store.sqlite); :memory: keeps nothing
@@ -124,6 +129,12 @@ public struct DashboardOptions: Sendable, Equatable {
                     throw UsageError(message: "\(name) must be a number of milliseconds from 1 to 3600000, not \(text.debugDescription)")
                 }
                 if name == "--backoff-base-ms" { options.backoffBaseMilliseconds = milliseconds } else { options.backoffCapMilliseconds = milliseconds }
+            case "--hold-seconds":
+                let text = try value()
+                guard let seconds = Int(text), (1...60).contains(seconds) else {
+                    throw UsageError(message: "--hold-seconds must be a number of seconds from 1 to 60, not \(text.debugDescription)")
+                }
+                options.holdSeconds = seconds
             case "--log-level":
                 let text = try value()
                 guard let level = LogLevel(name: text) else {

@@ -49,6 +49,9 @@ struct EngineAttempter: RecoveryAttempter {
             return await buySpace(error)
         case ("/problems/purchase-declined", "cancel"):
             return .recovered
+        case ("/problems/upstream-behind", "resync"):
+            if await engine.resyncFromServer() { return .recovered }
+            return .failed(await currentError(replacing: error))
         case (_, "cancel"):
             // Cancel on a connection or storage problem: stop trying. The banner offers Start syncing.
             await engine.stop()
@@ -65,7 +68,7 @@ struct EngineAttempter: RecoveryAttempter {
     /// now), else the one shown, each saying why in its own words.
     private func currentError(replacing shown: UserFacingError) async -> UserFacingError {
         let problems = await engine.problems()
-        let current = problems.first { $0.kind.isConnectionProblem || $0.kind == .storageFailure || $0.kind == .noInternet || $0.kind == .outOfSpace }
+        let current = problems.first { $0.kind.isConnectionProblem || [.storageFailure, .noInternet, .outOfSpace, .upstreamBehind].contains($0.kind) }
         guard let current else {
             let state = await engine.connectionStatus().state
             let reason = state == .stopped ? "Syncing is stopped, so nothing was tried." : "The try did not get through."

@@ -42,6 +42,11 @@ enum ErrorCatalog {
                              detail: "Another window or device using the same session took over fetching messages.",
                              suggestion: "Try again to take over here, or cancel to leave syncing to the other one.",
                              presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+        case .upstreamBehind:
+            UserFacingError(type: "/problems/upstream-behind", title: "The chat server has fewer messages than this computer",
+                             detail: "Its newest message is older than the newest one stored here. It may have been reset or restored from a backup, or another account answers at its address.",
+                             suggestion: "Keep these and sync again: the messages stored here are set aside, kept and counted, and the server's are fetched anew. Or stop syncing and look into it first.",
+                             presentation: .view, options: [.stopSyncing, .resync], debug: problem.debug, createdAt: date)
         case .storageFailure:
             UserFacingError(type: "/problems/storage-failure", title: "Messages cannot be saved",
                              detail: "The local copy on this computer could not be written.",

@@ -23,6 +23,8 @@ struct MetricsRoutes {
         metrics.counter("lp_engine_cycles_started_total", "Sync cycles started.", engine.cyclesStarted)
         metrics.counter("lp_engine_reconnects_total", "Cycles started again after a failure.", engine.reconnects)
         metrics.counter("lp_engine_token_refreshes_total", "Silent token refreshes after a 401.", engine.tokenRefreshes)
+        metrics.counter("lp_engine_upstream_behind_total", "Cursor syncs that found the upstream behind the local copy (reset or restored).",
+                        engine.upstreamBehind)
         metrics.family("lp_engine_polls_total", "counter", "Upstream polls by outcome.", [
             (["outcome": "started"], Double(engine.pollsStarted)),
             (["outcome": "answered"], Double(engine.pollsSucceeded)),

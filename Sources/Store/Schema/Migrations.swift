@@ -48,6 +48,23 @@ enum Migrations {
         INSERT INTO settings (key, value) VALUES ('used_bytes', (SELECT coalesce(sum(size), 0) FROM messages));
         INSERT INTO settings (key, value) VALUES ('quota_bytes', NULL);
         """,
+        // 4: an archive for messages set aside when the upstream went back (reset or restored), and
+        // the storage bought through the dashboard, kept across restarts.
+        """
+        CREATE TABLE archived_messages (
+            archive_id  INTEGER PRIMARY KEY,
+            account     INTEGER NOT NULL CHECK (account IN (0, 1)),
+            id          INTEGER NOT NULL,
+            chat_id     INTEGER NOT NULL,
+            sender      TEXT NOT NULL,
+            text        TEXT NOT NULL,
+            sent_at     TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            size        INTEGER NOT NULL,
+            archived_at TEXT NOT NULL
+        );
+        INSERT INTO settings (key, value) VALUES ('purchased_bytes', 0);
+        """,
     ]
 
     static var latestVersion: Int { steps.count }

@@ -1,0 +1,115 @@
+import Foundation
+
+/// The `dashboard` binary running as a child process, with its API a call away: JSON reads,
+/// state-changing posts with the session's CSRF token, the built-in simulator's control calls,
+/// and waiting on the dashboard's own feed for a condition (no fixed sleeps).
+public final class RunningDashboard: Sendable {
+    public let process: ChildProcess
+    public let port: Int
+    /// The built-in simulator's port, when there is one.
+    public let simulatorPort: Int?
+
+    public init(_ arguments: [String], environment: [String: String] = [:]) async throws {
+        process = try ChildProcess("dashboard", arguments, environment: environment)
+        var line = await process.nextLine() ?? ""
+        var simulator: Int?
+        if line.hasPrefix("simulator listening on ") {
+            simulator = Self.port(in: line)
+            line = await process.nextLine() ?? ""
+        }
+        guard line.hasPrefix("dashboard listening on "), let port = Self.port(in: line) else {
+            throw RunningDashboardError.noListeningLine(line)
+        }
+        self.port = port
+        simulatorPort = simulator
+    }
+
+    private static func port(in line: String) -> Int? {
+        guard let url = URL(string: String(line.split(separator: " ").last ?? "")) else { return nil }
+        return url.port
+    }
+
+    public var host: String { "127.0.0.1:\(port)" }
+
+    /// A GET of the dashboard's API, decoded as a JSON object.
+    public func json(_ path: String) async throws -> [String: Any] {
+        let host = self.host, port = self.port
+        let response = try await RawClient.run {
+            let client = try RawClient(port: port, timeoutSeconds: 70)
+            try client.send(rawGet(path, host: host))
+            return try client.readResponse()
+        }
+        return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+    }
+
+    /// A POST to the dashboard's API with the CSRF token (and `extraHeaders`); status and JSON body.
+    public func post(_ path: String, _ body: String = "{}", extraHeaders: [String: String] = [:]) async throws -> (status: Int, body: [String: Any]) {
+        let csrf = try await json("/api/session")["csrfToken"] as? String ?? ""
+        let host = self.host, port = self.port
+        let headers = extraHeaders.map { "\($0.key): \($0.value)\r\n" }.joined()
+        let response = try await RawClient.run {
+            let client = try RawClient(port: port, timeoutSeconds: 70)
+            try client.send("POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
+                + "\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            return try client.readResponse()
+        }
+        return (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:])
+    }
+
+    /// A call to the built-in simulator's control API (`/sim/...`) on its own port.
+    @discardableResult
+    public func simulator(_ path: String, _ body: String? = nil) async throws -> [String: Any] {
+        guard let port = simulatorPort else { throw RunningDashboardError.noSimulator }
+        return try await Self.call(port: port, path, body)
+    }
+
+    /// A call to any chat server of this project's protocol on `port`.
+    @discardableResult
+    public static func call(port: Int, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
+        let response = try await RawClient.run {
+            let client = try RawClient(port: port, timeoutSeconds: 30)
+            if let body {
+                try client.send("POST \(path) HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            } else {
+                try client.send(rawGet(path, host: "sim"))
+            }
+            return try client.readResponse()
+        }
+        return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
+    }
+
+    /// Reads `/api/state` until `condition` holds, waiting on the feed between reads (each poll
+    /// returns when something changes). Gives up after `rounds` changes.
+    public func state(until condition: ([String: Any]) -> Bool, rounds: Int = 60) async throws -> [String: Any] {
+        var state = try await json("/api/state")
+        for _ in 0..<rounds {
+            if condition(state) { return state }
+            let seq = state["seq"] as? Int ?? 0
+            _ = try await json("/api/poll?since=\(seq)&timeout=10&visible=1")
+            state = try await json("/api/state")
+        }
+        return state
+    }
+
+    /// Stops it with SIGTERM and returns how it exited.
+    public func stop() async -> ChildProcess.Exit {
+        process.signal(SIGTERM)
+        return await process.waitForExit()
+    }
+}
+
+public enum RunningDashboardError: Error {
+    case noListeningLine(String)
+    case noSimulator
+}
+
+/// Small readers for the untyped JSON the API tests look at.
+public extension Dictionary where Key == String, Value == Any {
+    subscript(path path: String...) -> Any? {
+        var current: Any? = self
+        for key in path {
+            current = (current as? [String: Any])?[key]
+        }
+        return current
+    }
+}
