@@ -373,6 +373,9 @@ async function loadOlder(account) {
 
 /** Why a request of the page failed, in words. */
 function reasonFor(failure) {
+  if (failure instanceof HttpError && failure.status === 401) {
+    return "This page has no access to the dashboard: it needs the address the dashboard printed when it started.";
+  }
   if (failure instanceof HttpError) {
     return `The dashboard answered ${failure.status}${failure.body?.detail ? `: ${failure.body.detail}` : "."}`;
   }
@@ -475,10 +478,14 @@ function showLoadFailure(failure) {
   const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default" } });
   retry.addEventListener("click", load);
   const note = loadFailures > 1 ? `Still failing (tried at ${new Date().toLocaleTimeString()}).` : "";
+  const locked = failure instanceof HttpError && failure.status === 401;
   view.replaceChildren(
-    element("h2", { text: "The dashboard could not be loaded" }),
+    element("h2", { text: locked ? "Open the dashboard's own address" : "The dashboard could not be loaded" }),
     element("p", { text: reasonFor(failure) }),
-    element("p", { className: "muted", text: "Try again in a moment. If it keeps failing, restart the dashboard (swift run dashboard)." }),
+    element("p", { className: "muted", text: locked
+      ? "In the terminal where it runs, find the line \"dashboard listening on http://…/?token=…\" and open that address. "
+        + "The token is new each time the dashboard starts, so after a restart open the new line."
+      : "Try again in a moment. If it keeps failing, restart the dashboard (swift run dashboard)." }),
     element("p", { className: "attempt-note", text: note, attributes: note ? {} : { hidden: "" } }),
     element("div", { className: "actions" }, [retry]),
   );
@@ -487,16 +494,23 @@ function showLoadFailure(failure) {
   retry.focus();
 }
 
+let wired = false;
+
 function start(session, snapshot) {
   $("#server-info").textContent = `Dashboard process ${session.epoch} on ${location.host}`;
   applySnapshot(snapshot);
-  wireControls();
-  if (session.simulator) wireSimulator();
+  if (!wired) {
+    wired = true;
+    wireControls();
+    if (session.simulator) wireSimulator();
+  }
+  poller?.stop();
   poller = startPolling({
     epoch: snapshot.epoch,
     since: snapshot.seq,
     onEvents: applyEvents,
     onReset: (fresh) => { if (isSnapshot(fresh)) applySnapshot(fresh); },
+    onUnauthorized: () => showLoadFailure(new HttpError(401, null)),
     onReachability: (reachable, retryAt) => {
       const changed = state.reachable !== reachable;
       state.reachable = reachable;

@@ -8,7 +8,7 @@ const HOLD_SECONDS = 25;
 const BASE_MS = 500;
 const CAP_MS = 10_000;
 
-export function startPolling({ epoch, since, onEvents, onReset, onReachability }) {
+export function startPolling({ epoch, since, onEvents, onReset, onReachability, onUnauthorized }) {
   let generation = 0;
   let controller = null;
   let failures = 0;
@@ -32,6 +32,12 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability }
       const abandon = setTimeout(() => controller.abort(), (HOLD_SECONDS + 10) * 1000);
       try {
         const response = await fetch(url, { signal: controller.signal, cache: "no-store", headers: { Accept: "application/json" } });
+        if (response.status === 401) {
+          // The dashboard restarted with a new access token: polling again cannot help.
+          stop();
+          onUnauthorized();
+          return;
+        }
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         const answer = await response.json();
         if (gen !== generation) return;
@@ -64,10 +70,20 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability }
     run(generation);
   }
 
+  const onPageShow = (event) => { if (event.persisted) restart(); };
   window.addEventListener("online", restart);
-  window.addEventListener("pageshow", (event) => { if (event.persisted) restart(); });
+  window.addEventListener("pageshow", onPageShow);
   // Every visibility change re-polls, so the server's count of visible tabs stays true.
   document.addEventListener("visibilitychange", restart);
   run(generation);
-  return { retryNow: restart };
+
+  function stop() {
+    generation += 1;
+    controller?.abort();
+    wake?.();
+    window.removeEventListener("online", restart);
+    window.removeEventListener("pageshow", onPageShow);
+    document.removeEventListener("visibilitychange", restart);
+  }
+  return { retryNow: restart, stop };
 }

@@ -8,6 +8,7 @@ import Store
 public struct DashboardApp: HTTPResponder {
     public let secrets: LaunchSecrets
     public let hosts: HostAllowList
+    public let access: AccessGate
     private let stateChangeGuard: StateChangeGuard
     private let staticFiles: StaticFiles
     private let router: Router
@@ -18,10 +19,12 @@ public struct DashboardApp: HTTPResponder {
     ///   - port: the port actually bound; it decides which `Host` values are accepted.
     ///   - staticFiles: the `Public/` folder.
     ///   - services: the store, engine, feed and error registry behind the API.
-    ///   - secrets: the CSRF token and the epoch (the feed's epoch must be the same).
-    public init(port: Int, staticFiles: StaticFiles, services: DashboardServices, secrets: LaunchSecrets) {
+    ///   - secrets: the CSRF token, the epoch (the feed's epoch must be the same) and the access token.
+    ///   - requireAccessToken: false for `--no-auth`: reads need no token.
+    public init(port: Int, staticFiles: StaticFiles, services: DashboardServices, secrets: LaunchSecrets, requireAccessToken: Bool = true) {
         self.secrets = secrets
         self.hosts = HostAllowList(port: port)
+        self.access = AccessGate(token: requireAccessToken ? secrets.accessToken : nil, port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
         self.staticFiles = staticFiles
         self.feed = services.feed
@@ -52,13 +55,14 @@ public struct DashboardApp: HTTPResponder {
     /// The two hot paths, answered on the loop thread without a task: static files and polls.
     /// Anything unusual (a refusal, a bad query, a reset) takes the async path, which answers it.
     public func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
-        guard request.method == "GET", hosts.allows(request.headers["Host"]) else { return nil }
+        guard request.method == "GET", allowsHost(request) else { return nil }
         let path = request.path
         var response: HTTPResponse
         if path == "/api/poll" {
+            guard access.allows(request) else { return nil }
             guard let polled = PollRoutes.onLoop(request, feed: feed) else { return nil }
             response = polled
-        } else if !Self.isAPIPath(path), case .found(let file) = staticFiles.response(for: request) {
+        } else if !Self.isAPIPath(path), request.query == nil, case .found(let file) = staticFiles.response(for: request) {
             response = file
         } else {
             return nil
@@ -67,10 +71,22 @@ public struct DashboardApp: HTTPResponder {
         return response
     }
 
+    /// The `Host` check, for every request form: an absolute-form target's authority must be
+    /// allowed as well as the `Host` field.
+    private func allowsHost(_ request: HTTPRequest) -> Bool {
+        hosts.allows(request.headers["Host"]) && (request.absoluteFormAuthority.map(hosts.allows) ?? true)
+    }
+
     private func answer(_ request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
-        guard hosts.allows(request.headers["Host"]) else {
+        guard allowsHost(request) else {
             log.info("refused \(request.method) \(request.path) for Host \(request.headers["Host"] ?? "(none)")")
             return Problem.hostNotAllowed(request.headers["Host"]).response
+        }
+        if let landing = access.landing(request) {
+            return landing
+        }
+        if let refusal = access.check(request) {
+            return refusal
         }
         if let problem = stateChangeGuard.check(request) {
             return problem.response

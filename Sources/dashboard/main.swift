@@ -120,7 +120,7 @@ do {
     )
     serverBox.server = server
     let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
-                           services: services, secrets: secrets)
+                           services: services, secrets: secrets, requireAccessToken: !options.noAuth)
     try await server.start(responder: app)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
@@ -131,7 +131,8 @@ if !server.localAddress.isLoopback {
 }
 log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
 await engine.activate()
-say("dashboard listening on http://\(server.localAddress)/")
+// The one place the access token is shown: open this address to get in.
+say("dashboard listening on http://\(server.localAddress)/" + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
 
 let signal = await signals.received()
 log.info("received signal \(signal), stopping")

@@ -102,13 +102,38 @@ func dashboardBinary() throws -> String {
     return path
 }
 
-/// Starts the dashboard on a free port; returns the process and its base URL.
-func startDashboard(arguments: [String] = []) throws -> (ChildProcess, port: Int) {
+/// Where a started dashboard answers: its port and the access token from its ready line.
+struct BenchEndpoint {
+    var port: Int
+    var token: String?
+
+    /// From `dashboard listening on http://HOST:PORT/?token=TOKEN`.
+    init(readyLine line: String) throws {
+        guard let url = URLComponents(string: String(line.split(separator: " ").last ?? "")), let port = url.port else {
+            throw BenchError("cannot read the port from \(line.debugDescription)")
+        }
+        self.port = port
+        token = url.queryItems?.first { $0.name == "token" }?.value
+    }
+
+    init(port: Int, token: String?) {
+        self.port = port
+        self.token = token
+    }
+
+    /// `Authorization: Bearer TOKEN\r\n`, or nothing.
+    var authorization: String { token.map { "Authorization: Bearer \($0)\r\n" } ?? "" }
+
+    /// One GET of a protected path with the token.
+    func get(_ path: String) throws -> Data {
+        try httpGet(port: port, path: path, headers: authorization)
+    }
+}
+
+/// Starts the dashboard on a free port; returns the process and where it answers.
+func startDashboard(arguments: [String] = []) throws -> (ChildProcess, endpoint: BenchEndpoint) {
     let child = try ChildProcess(name: "dashboard", executable: try dashboardBinary(),
                                  arguments: ["--port", "0", "--log-level", "warning"] + arguments)
     let line = try child.waitForLine(startingWith: "dashboard listening on http://")
-    guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else {
-        throw BenchError("cannot read the port from \(line.debugDescription)")
-    }
-    return (child, port)
+    return (child, try BenchEndpoint(readyLine: line))
 }

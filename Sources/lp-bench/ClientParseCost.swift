@@ -22,8 +22,8 @@ enum ClientParseCost {
                 if length and len(body) >= int(length[0].split(b":")[1]):
                     return data
 
-        def record(port, poll_target, publish, out_path):
-            host = b"Host: 127.0.0.1:%d\r\n" % port
+        def record(port, poll_target, publish, out_path, auth=b""):
+            host = b"Host: 127.0.0.1:%d\r\n" % port + auth
             poller = socket.create_connection(("127.0.0.1", port))
             answer = {}
             thread = threading.Thread(target=lambda: answer.setdefault(
@@ -38,9 +38,10 @@ enum ClientParseCost {
                               "t_pub_ns": time.time_ns(), "pad": ""})
 
         if mode == "record-swift":
-            port, out_path = int(sys.argv[2]), sys.argv[3]
+            port, out_path, token = int(sys.argv[2]), sys.argv[3], sys.argv[4]
             control = socket.create_connection(("127.0.0.1", port))
-            host = b"Host: 127.0.0.1:%d\r\n" % port
+            auth = b"Authorization: Bearer " + token.encode() + b"\r\n" if token else b""
+            host = b"Host: 127.0.0.1:%d\r\n" % port + auth
             session = json.loads(exchange(control, b"GET /api/session HTTP/1.1\r\n" + host + b"\r\n").partition(b"\r\n\r\n")[2])
             seq = json.loads(exchange(control, b"GET /api/poll?since=0&timeout=0 HTTP/1.1\r\n" + host + b"\r\n")
                              .partition(b"\r\n\r\n")[2])["seq"]
@@ -48,7 +49,7 @@ enum ClientParseCost {
                 body = json.dumps({"account": "primary", "count": 1, "text": payload}).encode()
                 exchange(control, b"POST /api/simulator/messages HTTP/1.1\r\n" + host + b"Content-Type: application/json\r\n"
                          + b"X-CSRF-Token: " + session["csrfToken"].encode() + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-            record(port, b"/api/poll?since=%d&timeout=60&visible=1" % seq, publish, out_path)
+            record(port, b"/api/poll?since=%d&timeout=60&visible=1" % seq, publish, out_path, auth)
         elif mode == "record-nchan":
             port, out_path = int(sys.argv[2]), sys.argv[3]
             control = socket.create_connection(("127.0.0.1", port))
@@ -99,8 +100,8 @@ enum ClientParseCost {
         func remove() { try? FileManager.default.removeItem(atPath: folder) }
     }
 
-    static func recordDashboardAnswer(python: String, port: Int, in workspace: Workspace) throws {
-        _ = try runCommand(python, [workspace.scriptPath, "record-swift", String(port), workspace.swiftAnswer])
+    static func recordDashboardAnswer(python: String, endpoint: BenchEndpoint, in workspace: Workspace) throws {
+        _ = try runCommand(python, [workspace.scriptPath, "record-swift", String(endpoint.port), workspace.swiftAnswer, endpoint.token ?? ""])
     }
 
     static func recordNchanAnswer(python: String, port: Int, in workspace: Workspace) throws {

@@ -18,9 +18,9 @@ enum EndToEndBenchmark {
             defer { child.stop() }
             let simulatorLine = try child.waitForLine(startingWith: "simulator listening on http://")
             let dashboardLine = try child.waitForLine(startingWith: "dashboard listening on http://")
-            let simulatorPort = try port(in: simulatorLine), dashboardPort = try port(in: dashboardLine)
+            let simulatorPort = try port(in: simulatorLine), dashboard = try BenchEndpoint(readyLine: dashboardLine)
             // Let the engine connect (its first poll is held) before the clock starts.
-            _ = try waitFor(dashboardPort) { $0.state == "live" }
+            _ = try waitFor(dashboard) { $0.state == "live" }
             let start = Date()
             var published = 0
             while published < messages {
@@ -28,7 +28,7 @@ enum EndToEndBenchmark {
                 _ = try post(port: simulatorPort, path: "/sim/messages", body: "{\"account\":\"primary\",\"count\":\(count)}")
                 published += count
             }
-            _ = try waitFor(dashboardPort) { $0.primaryCursor >= Int64(messages) }
+            _ = try waitFor(dashboard) { $0.primaryCursor >= Int64(messages) }
             let elapsed = Date().timeIntervalSince(start)
             let rate = Double(messages) / elapsed
             rates.append(rate)
@@ -50,10 +50,10 @@ enum EndToEndBenchmark {
     }
 
     /// Reads `/api/state` every 2 ms until `condition` holds (60 s at most).
-    private static func waitFor(_ port: Int, _ condition: (State) -> Bool) throws -> State {
+    private static func waitFor(_ dashboard: BenchEndpoint, _ condition: (State) -> Bool) throws -> State {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            let body = try get(port: port, path: "/api/state")
+            let body = try dashboard.get("/api/state")
             let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
             let connection = object["connection"] as? [String: Any]
             let primary = (object["accounts"] as? [String: Any])?["primary"] as? [String: Any]
@@ -62,10 +62,6 @@ enum EndToEndBenchmark {
             usleep(2000)
         }
         throw BenchError("timed out waiting for the dashboard")
-    }
-
-    private static func get(port: Int, path: String) throws -> Data {
-        try httpGet(port: port, path: path)
     }
 
     private static func post(port: Int, path: String, body: String) throws -> Data {

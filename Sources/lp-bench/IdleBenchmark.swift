@@ -5,7 +5,8 @@ import Foundation
 enum IdleBenchmark {
     @discardableResult
     static func run(connections: Int, seconds: Int) throws -> [ReportLine] {
-        let (dashboard, port) = try startDashboard()
+        let (dashboard, endpoint) = try startDashboard()
+        let port = endpoint.port
         defer { dashboard.stop() }
         let pid = dashboard.pid
 

@@ -3,13 +3,14 @@ import Foundation
 /// RSS of the dashboard holding many parked `/api/poll` requests.
 enum ParkedPollsBenchmark {
     static func run(polls: Int) throws -> [ReportLine] {
-        let (dashboard, port) = try startDashboard(arguments: ["--db", ":memory:"])
+        let (dashboard, endpoint) = try startDashboard(arguments: ["--db", ":memory:"])
+        let port = endpoint.port
         defer { dashboard.stop() }
-        let first = try jsonObject(try httpGet(port: port, path: "/api/poll?since=0&timeout=0"))
+        let first = try jsonObject(try endpoint.get("/api/poll?since=0&timeout=0"))
         let seq = first["seq"] as? Int ?? 0
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
-        let request = Array("GET /api/poll?since=\(seq)&timeout=60 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        let request = Array("GET /api/poll?since=\(seq)&timeout=60 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(endpoint.authorization)\r\n".utf8)
         for _ in 0..<polls {
             let fd = try connectLoopback(port: port)
             _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -17,7 +18,7 @@ enum ParkedPollsBenchmark {
         }
         var parked = 0
         for _ in 0..<2000 where parked < polls {
-            let metrics = String(decoding: try httpGet(port: port, path: "/metrics"), as: UTF8.self)
+            let metrics = String(decoding: try endpoint.get("/metrics"), as: UTF8.self)
             parked = metrics.split(separator: "\n").first { $0.hasPrefix("lp_feed_parked_polls ") }
                 .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
             if parked < polls { usleep(5000) }
@@ -35,8 +36,8 @@ enum ColdStartBenchmark {
         var times: [Double] = []
         for _ in 0..<rounds {
             let started = Date()
-            let (dashboard, port) = try startDashboard(arguments: ["--db", ":memory:"])
-            _ = try httpGet(port: port, path: "/")
+            let (dashboard, endpoint) = try startDashboard(arguments: ["--db", ":memory:"])
+            _ = try httpGet(port: endpoint.port, path: "/")
             times.append(Date().timeIntervalSince(started) * 1000)
             dashboard.stop()
         }
@@ -68,29 +69,31 @@ enum FanOutBenchmark {
             throw BenchError("no fan-out client at \(client)")
         }
         let counts = subscribers.map(String.init).joined(separator: ",")
-        func cursorPoll(port: Int, pid: Int32, n: Int) throws -> Result? {
-            try results(runCommand(python, [client, "--adapter", "swift", "-n", String(n), "-r", String(rounds),
+        func cursorPoll(endpoint: BenchEndpoint, pid: Int32, n: Int) throws -> Result? {
+            let port = endpoint.port
+            let header = endpoint.token.map { ["--header", "Authorization: Bearer \($0)"] } ?? []
+            return try results(runCommand(python, [client, "--adapter", "swift", "-n", String(n), "-r", String(rounds),
                 "--sub-url", "http://127.0.0.1:\(port)/api/poll?since={cursor}&timeout={timeout}&visible=1",
-                "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(pid)]), rounds: rounds)[n]
+                "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(pid)] + header), rounds: rounds)[n]
         }
         // One client run per N, so the dashboard's own figure for the wake pass (publish to the
         // last answer written, from /metrics) can be told apart per N.
         let workspace = try ClientParseCost.Workspace()
         defer { workspace.remove() }
-        let (dashboard, port) = try startDashboard(arguments: ["--db", ":memory:", "--always-on"])
+        let (dashboard, endpoint) = try startDashboard(arguments: ["--db", ":memory:", "--always-on"])
         var ours: [Int: Result] = [:], wakePass: [Int: Double] = [:]
         for n in subscribers {
-            let before = try wakeSeconds(port: port)
-            ours[n] = try cursorPoll(port: port, pid: dashboard.pid, n: n)
-            let after = try wakeSeconds(port: port)
+            let before = try wakeSeconds(endpoint)
+            ours[n] = try cursorPoll(endpoint: endpoint, pid: dashboard.pid, n: n)
+            let after = try wakeSeconds(endpoint)
             if after.count > before.count { wakePass[n] = (after.sum - before.sum) / Double(after.count - before.count) * 1000 }
         }
-        try ClientParseCost.recordDashboardAnswer(python: python, port: port, in: workspace)
+        try ClientParseCost.recordDashboardAnswer(python: python, endpoint: endpoint, in: workspace)
         dashboard.stop()
         let (feedServer, feedPort) = try startFeedServer()
         var feedAlone: [Int: Result] = [:]
         for n in subscribers where n >= 1000 {
-            feedAlone[n] = try cursorPoll(port: feedPort, pid: feedServer.pid, n: n)
+            feedAlone[n] = try cursorPoll(endpoint: BenchEndpoint(port: feedPort, token: nil), pid: feedServer.pid, n: n)
         }
         feedServer.stop()
         // nginx daemonizes and keeps our stdout open: run these scripts without capturing it.
@@ -131,8 +134,8 @@ enum FanOutBenchmark {
     }
 
     /// The dashboard's `lp_feed_wake_seconds` sum and count.
-    private static func wakeSeconds(port: Int) throws -> (sum: Double, count: Int) {
-        let text = String(decoding: try httpGet(port: port, path: "/metrics"), as: UTF8.self)
+    private static func wakeSeconds(_ endpoint: BenchEndpoint) throws -> (sum: Double, count: Int) {
+        let text = String(decoding: try endpoint.get("/metrics"), as: UTF8.self)
         func value(_ name: String) -> Double {
             text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         }
@@ -170,9 +173,9 @@ func jsonObject(_ data: Data) throws -> [String: Any] {
     return object
 }
 
-/// One GET on a fresh connection; returns the body.
-func httpGet(port: Int, path: String) throws -> Data {
-    try httpExchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+/// One GET on a fresh connection (`headers`: extra lines, each ending in CRLF); returns the body.
+func httpGet(port: Int, path: String, headers: String = "") throws -> Data {
+    try httpExchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Connection: close\r\n\r\n")
 }
 
 /// One request on a fresh connection, read until the server closes it; returns the body.

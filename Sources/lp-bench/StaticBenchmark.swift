@@ -14,7 +14,8 @@ enum StaticBenchmark {
 
         let nginx = try NginxPeer(root: root)
         defer { nginx.stop() }
-        let (dashboard, port) = try startDashboard(arguments: ["--public", root])
+        let (dashboard, endpoint) = try startDashboard(arguments: ["--public", root])
+        let port = endpoint.port
         defer { dashboard.stop() }
 
         print("static 10 KB file, wrk -t\(threads) -c\(connections) -d\(duration), \(rounds) round(s), alternating")

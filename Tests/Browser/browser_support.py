@@ -25,7 +25,16 @@ class Dashboard:
         self.process = subprocess.Popen([binary, "--port", "0", "--db", ":memory:", "--log-level", "warning", *extra, *arguments],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.simulator = upstream.rstrip("/") if upstream else self.process.stdout.readline().strip().split(" on ")[1].rstrip("/")
+        # http://127.0.0.1:PORT/?token=TOKEN: opening it sets the cookie that lets the page read.
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
+        self.base = self.url.split("?")[0].rstrip("/")
+        self.token = self.url.split("token=")[1] if "token=" in self.url else None
+
+    def api(self, path):
+        """A GET of the dashboard's API with the access token, decoded."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        with urllib.request.urlopen(urllib.request.Request(self.base + path, headers=headers), timeout=30) as response:
+            return json.loads(response.read())
 
     def sim(self, path, body=None):
         request = urllib.request.Request(self.simulator + path, data=None if body is None else json.dumps(body).encode(),

@@ -171,6 +171,25 @@ def test_stopped_state_offers_start(context):
     wait(driver, lambda: driver.find_element(By.ID, "connection-text").text == "Live", message="started again")
 
 
+def test_without_the_token_the_page_says_how_to_get_in(context):
+    dashboard, driver = context.dashboard, context.driver
+    second = browser()  # no cookie yet: as a person who opened the bare address
+    try:
+        second.get(dashboard.base + "/")
+        wait(second, lambda: "Open the dashboard's own address" in second.find_element(By.ID, "load-view").text, message="how to get in")
+        assert "?token=" in second.find_element(By.ID, "load-view").text
+        assert accessibility_problems(second) == [], accessibility_problems(second)
+        shot(second, SHOTS, "no-token")
+        second.get(dashboard.url)  # the printed address: the cookie is set and the token leaves the address bar
+        wait(second, lambda: second.find_element(By.ID, "connection-text").text == "Live", message="in")
+        assert "token=" not in second.current_url, second.current_url
+        cookie = second.get_cookie(f"lp_token_{dashboard.base.rsplit(':', 1)[1]}")
+        assert cookie and cookie["httpOnly"] and cookie["sameSite"] == "Strict", cookie
+        assert second.execute_script("return document.cookie") == "", "the token cookie is not readable by scripts"
+    finally:
+        second.quit()
+
+
 def test_when_the_process_is_gone_the_banner_says_so(context):
     dashboard, driver = context.dashboard, context.driver
     dashboard.stop()

@@ -41,8 +41,7 @@ def start(context, *arguments, upstream=None):
 
 
 def api(dashboard, path):
-    with urllib.request.urlopen(dashboard.url.rstrip("/") + path, timeout=10) as response:
-        return json.loads(response.read())
+    return dashboard.api(path)
 
 
 def banner_options(driver):

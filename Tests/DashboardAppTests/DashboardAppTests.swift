@@ -58,10 +58,12 @@ struct DashboardAppTests {
         app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
     }
 
+    /// A request as a client with the access token sends it (`authorized: false` leaves it out).
     private func send(_ method: String, _ target: String, headers: HTTPHeaders = [:], body: String = "",
-                      host: String? = "127.0.0.1:8080") async throws -> HTTPResponse {
+                      host: String? = "127.0.0.1:8080", authorized: Bool = true) async throws -> HTTPResponse {
         var headers = headers
         if let host, headers["Host"] == nil { headers.add("Host", host) }
+        if authorized, headers["Authorization"] == nil { headers.add("Authorization", "Bearer \(app.secrets.accessToken)") }
         return try await app.respond(to: HTTPRequest(method: method, target: target, headers: headers, body: Array(body.utf8)),
                                      context: context)
     }
@@ -95,6 +97,68 @@ struct DashboardAppTests {
 
     @Test func aRequestWithoutHostIsRefused() async throws {
         #expect(try await send("GET", "/", host: nil).status == .forbidden)
+    }
+
+    @Test func anAbsoluteFormTargetIsCheckedLikeEveryOtherForm() async throws {
+        var foreignHost = HTTPRequest(method: "GET", target: "/api/session", headers: ["Host": "evil.example"])
+        foreignHost.absoluteFormAuthority = "127.0.0.1:8080"
+        foreignHost.headers.add("Authorization", "Bearer \(app.secrets.accessToken)")
+        #expect(try await app.respond(to: foreignHost, context: context).status == .forbidden, "a foreign Host field")
+        #expect(app.respondOnLoop(to: foreignHost, context: context) == nil)
+        var foreignAuthority = foreignHost
+        foreignAuthority.headers.set("Host", "127.0.0.1:8080")
+        foreignAuthority.absoluteFormAuthority = "evil.example"
+        #expect(try await app.respond(to: foreignAuthority, context: context).status == .forbidden, "a foreign authority")
+        var own = foreignAuthority
+        own.absoluteFormAuthority = "localhost:8080"
+        #expect(try await app.respond(to: own, context: context).status == .ok)
+    }
+
+    // MARK: The access token
+
+    @Test(arguments: ["/api/state", "/api/session", "/api/messages?account=primary", "/api/poll?since=0&timeout=0", "/metrics",
+                      "/api/simulator/stats", "/api/nothing"])
+    func readsNeedTheAccessToken(_ target: String) async throws {
+        let missing = try await send("GET", target, authorized: false)
+        #expect(missing.status == .unauthorized)
+        #expect(missing.headers["WWW-Authenticate"] == #"Bearer realm="dashboard""#)
+        #expect(try problem(missing).type == "/problems/access-token")
+        let wrong = try await send("GET", target, headers: ["Authorization": "Bearer " + String(repeating: "0", count: 64)], authorized: false)
+        #expect(wrong.status == .unauthorized)
+        let cookie = try await send("GET", target, headers: ["Cookie": "other=1; lp_token_8080=\(app.secrets.accessToken)"], authorized: false)
+        #expect(cookie.status != .unauthorized, "the cookie the landing sets is as good as the header")
+    }
+
+    @Test func thePollFastPathChecksTheTokenToo() async throws {
+        let request = HTTPRequest(method: "GET", target: "/api/poll?since=0&timeout=0", headers: ["Host": "127.0.0.1:8080"])
+        #expect(app.respondOnLoop(to: request, context: context) == nil, "left to the async path, which answers 401")
+    }
+
+    @Test(arguments: ["/", "/app.js", "/healthz"])
+    func staticFilesAndHealthStayPublic(_ target: String) async throws {
+        #expect(try await send("GET", target, authorized: false).status == .ok)
+    }
+
+    @Test func openingTheTokenAddressSetsTheCookieAndTakesTheTokenOutOfTheAddress() async throws {
+        let landing = try await send("GET", "/?token=\(app.secrets.accessToken)", authorized: false)
+        #expect(landing.status == .seeOther)
+        #expect(landing.headers["Location"] == "/")
+        #expect(landing.headers["Set-Cookie"] == "lp_token_8080=\(app.secrets.accessToken); HttpOnly; SameSite=Strict; Path=/")
+        let wrong = try await send("GET", "/?token=guess", authorized: false)
+        #expect(wrong.status == .seeOther)
+        #expect(wrong.headers["Set-Cookie"] == nil, "a wrong token sets nothing")
+        let onLoop = HTTPRequest(method: "GET", target: "/?token=\(app.secrets.accessToken)", headers: ["Host": "127.0.0.1:8080"])
+        #expect(app.respondOnLoop(to: onLoop, context: context) == nil, "not answered as a plain static file")
+    }
+
+    @Test func withoutAuthReadsAreOpenButWritesStillNeedTheCSRFToken() async throws {
+        let open = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), services: services,
+                                secrets: app.secrets, requireAccessToken: false)
+        let read = HTTPRequest(method: "GET", target: "/api/session", headers: ["Host": "127.0.0.1:8080"])
+        #expect(try await open.respond(to: read, context: context).status == .ok)
+        let write = HTTPRequest(method: "POST", target: "/api/engine/stop", headers: ["Host": "127.0.0.1:8080", "Content-Type": "application/json"],
+                                body: Array("{}".utf8))
+        #expect(try await open.respond(to: write, context: context).status == .forbidden)
     }
 
     // MARK: State-changing requests

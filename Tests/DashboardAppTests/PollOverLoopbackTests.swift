@@ -26,7 +26,8 @@ struct PollOverLoopbackTests {
         let count = 1000
         let clients = try (0..<count).map { _ in try RawClient(port: port) }
         for client in clients {
-            try client.send(rawGet("/api/poll?since=0&epoch=\(secrets.epoch)&timeout=60&visible=0", host: "127.0.0.1:\(port)"))
+            try client.send(rawGet("/api/poll?since=0&epoch=\(secrets.epoch)&timeout=60&visible=0", host: "127.0.0.1:\(port)",
+                                   extraHeaders: "Authorization: Bearer \(secrets.accessToken)\r\n"))
         }
         var parked = 0
         for _ in 0..<10_000 where parked < count {
@@ -42,13 +43,73 @@ struct PollOverLoopbackTests {
         #expect(await services.feed.statistics().parkedPolls == 0)
 
         let metricsClient = try RawClient(port: port)
-        try metricsClient.send(rawGet("/metrics", host: "127.0.0.1:\(port)"))
+        try metricsClient.send(rawGet("/metrics", host: "127.0.0.1:\(port)", extraHeaders: "Authorization: Bearer \(secrets.accessToken)\r\n"))
         let metrics = try metricsClient.readResponse()
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = metrics.text
         #expect(text.contains("lp_feed_polls_total{outcome=\"woken\"} \(count)"))
         #expect(text.contains("lp_feed_wake_seconds_count 1\n"), "the one publish was one wake pass")
         #expect(PrometheusParse.isValid(text), "every line is a comment or `name{labels} value`")
+        await server.shutdown(gracePeriod: .milliseconds(100))
+    }
+}
+
+extension PollOverLoopbackTests {
+    @Test func everyKindOfRouteAnswersAClientThatHalfCloses() async throws {
+        let fixture = try PublicFixture()
+        let loop = try EventLoop(name: "half-close-test")
+        let store = try MessageStore(location: .memory)
+        let secrets = LaunchSecrets()
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop, simulator: ChatSimulator()) { emit in
+            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
+        }
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
+        try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
+                                                       services: services, secrets: secrets))
+        let port = server.localAddress.port
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        let token = "Authorization: Bearer \(secrets.accessToken)\r\n"
+        let body = "{}"
+        let post = "POST /api/engine/stop HTTP/1.1\r\n\(host)\(token)Content-Type: application/json\r\nX-CSRF-Token: \(secrets.csrfToken)\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let requests: [(name: String, raw: String, status: Int)] = [
+            ("a static file, answered on the loop", "GET /app.js HTTP/1.1\r\n\(host)\r\n", 200),
+            ("the health check", "GET /healthz HTTP/1.1\r\n\(host)\r\n", 200),
+            ("the session", "GET /api/session HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("the state, read from actors", "GET /api/state HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("scroll-back", "GET /api/messages?account=primary HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("metrics", "GET /metrics HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("a poll with something to say", "GET /api/poll?since=0&epoch=other&timeout=0 HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("the simulator's control", "GET /api/simulator/stats HTTP/1.1\r\n\(host)\(token)\r\n", 200),
+            ("a state change with a body", post, 202),
+            ("an unknown route", "GET /api/nothing HTTP/1.1\r\n\(host)\(token)\r\n", 404),
+            ("no token", "GET /api/state HTTP/1.1\r\n\(host)\r\n", 401),
+            ("a foreign Host", "GET /api/state HTTP/1.1\r\nHost: evil.example\r\n\r\n", 403),
+            ("a malformed request", "GET /x HTTP/1.1\r\nHost : a\r\n\r\n", 400),
+        ]
+        for round in 0..<3 {
+            for request in requests {
+                let (status, closed) = try await RawClient.run {
+                    let client = try RawClient(port: port)
+                    try client.send(request.raw)
+                    client.finishSending()
+                    return (try client.readResponse().status, client.waitForClose())
+                }
+                #expect(status == request.status, "\(request.name), round \(round)")
+                #expect(closed, "\(request.name): closed once answered")
+            }
+        }
+        // A poll that would park is the one request given up: its client stopped sending.
+        let parked = try RawClient(port: port)
+        try parked.send("GET /api/poll?since=0&epoch=\(secrets.epoch)&timeout=30 HTTP/1.1\r\n\(host)\(token)\r\n")
+        var seen = 0
+        for _ in 0..<2000 where seen == 0 {
+            seen = await services.feed.statistics().parkedPolls
+            if seen == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(seen == 1)
+        parked.finishSending()
+        #expect(try await RawClient.run { parked.waitForClose() }, "closed without an answer")
         await server.shutdown(gracePeriod: .milliseconds(100))
     }
 }

@@ -144,6 +144,7 @@ struct AttemptsAPITests {
         func click(_ key: String) async throws -> HTTPResponse {
             try await app.respond(to: HTTPRequest(method: "POST", target: "/api/errors/\(id)/attempts",
                                                   headers: ["Host": "127.0.0.1:8080", "Content-Type": "application/json",
+                                                            "Authorization": "Bearer \(secrets.accessToken)",
                                                             "X-CSRF-Token": secrets.csrfToken, "Idempotency-Key": key],
                                                   body: Array(#"{"option":"buy-space"}"#.utf8)), context: context)
         }

@@ -47,9 +47,9 @@ struct DashboardCLITests {
         let (simulatorLine, line) = try await readyLines(dashboard)
         #expect(simulatorLine?.hasPrefix("simulator listening on http://127.0.0.1:") == true, "the built-in simulator comes first")
         let prefix = "dashboard listening on http://127.0.0.1:"
-        #expect(line.hasPrefix(prefix) && line.hasSuffix("/"), "\(line)")
-        let port = try #require(Int(line.dropFirst(prefix.count).dropLast()))
-        #expect(port > 0)
+        #expect(line.wholeMatch(of: /dashboard listening on http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}/) != nil, "\(line)")
+        let port = try #require(URL(string: String(line.dropFirst("dashboard listening on ".count)))?.port)
+        #expect(port > 0 && line.hasPrefix(prefix))
 
         // An idle keep-alive connection must not keep the process alive.
         let client = try RawClient(port: port)
@@ -69,7 +69,7 @@ struct DashboardCLITests {
     @Test func aPortInUseIsAClearError() async throws {
         let first = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
         let line = try await readyLines(first).dashboard
-        let port = String(line.split(separator: ":").last!.dropLast())
+        let port = String(try #require(URL(string: String(line.split(separator: " ").last!))?.port))
         let second = try await ChildProcess.run("dashboard", ["--port", port, "--db", ":memory:"])
         #expect(second.status == 1)
         #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"))
@@ -110,7 +110,8 @@ struct DashboardCLITests {
         let (simulatorLine, line) = try await readyLines(dashboard)
         let announced = try #require(simulatorLine)
         let simulatorPort = try #require(Int(announced.split(separator: ":").last!.dropLast()))
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let port = try #require(URL(string: String(line.split(separator: " ").last!))?.port)
+        let authorization = "Authorization: Bearer \(try #require(RunningDashboard.token(in: line)))\r\n"
         let publish = try RawClient(port: simulatorPort)
         let body = #"{"account":"primary","count":3,"text":"<b>hi</b>"}"#
         try publish.send("POST /sim/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
@@ -120,7 +121,7 @@ struct DashboardCLITests {
         // state is read again then, until the cursor shows all three (bounded, no fixed sleeps).
         func get(_ path: String) throws -> [String: Any] {
             let client = try RawClient(port: port, timeoutSeconds: 30)
-            try client.send(rawGet(path, host: "127.0.0.1:\(port)"))
+            try client.send(rawGet(path, host: "127.0.0.1:\(port)", extraHeaders: authorization))
             return try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any] ?? [:]
         }
         var state = try get("/api/state")
@@ -144,17 +145,48 @@ struct DashboardCLITests {
     @Test func aParkedPollIsAnsweredWhenTheProcessStops() async throws {
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:"])
         let line = try await readyLines(dashboard).dashboard
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let port = try #require(URL(string: String(line.split(separator: " ").last!))?.port)
+        let authorization = "Authorization: Bearer \(try #require(RunningDashboard.token(in: line)))\r\n"
         let client = try RawClient(port: port)
-        try client.send(rawGet("/api/poll?since=0&timeout=0", host: "127.0.0.1:\(port)"))
+        try client.send(rawGet("/api/poll?since=0&timeout=0", host: "127.0.0.1:\(port)", extraHeaders: authorization))
         let first = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any]
         let seq = try #require(first?["seq"] as? Int)
-        try client.send(rawGet("/api/poll?since=\(seq)&timeout=60", host: "127.0.0.1:\(port)"))
+        try client.send(rawGet("/api/poll?since=\(seq)&timeout=60", host: "127.0.0.1:\(port)", extraHeaders: authorization))
         dashboard.signal(SIGTERM)
         let answer = try client.readResponse()
         #expect(answer.status == 200, "released with what it has, not cut")
         let exit = await dashboard.waitForExit()
         #expect(exit.status == 0 && !exit.timedOut)
+    }
+
+    @Test func theAccessTokenIsPrintedOnceAndNeverLogged() async throws {
+        let dashboard = try await RunningDashboard(["--port", "0", "--db", ":memory:", "--log-level", "trace"])
+        let token = try #require(dashboard.token)
+        // The token in every place a client may put it, right and wrong, and a failing request.
+        let port = dashboard.port
+        for request in ["GET /?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n",
+                        "GET /?token=\(token)x HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n",
+                        "GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: lp_token_\(port)=\(token)\r\n\r\n",
+                        "GET /api/state HTTP/1.1\r\nHost: evil\r\nAuthorization: Bearer \(token)\r\n\r\n",
+                        "GET /api/nothing?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(dashboard.authorization)\r\n"] {
+            _ = try await RawClient.run {
+                let client = try RawClient(port: port)
+                try client.send(request)
+                return try client.readResponse().status
+            }
+        }
+        let exit = await dashboard.stop()
+        #expect(exit.status == 0)
+        #expect(exit.stdout.components(separatedBy: token).count == 2, "once: in the ready line")
+        #expect(!exit.stderr.contains(token), "never in the logs")
+        #expect(exit.stderr.contains("TRACE") || exit.stderr.contains("DEBUG"), "the logs were on")
+    }
+
+    @Test func withoutAuthTheReadyLineHasNoToken() async throws {
+        let dashboard = try await RunningDashboard(["--port", "0", "--db", ":memory:", "--no-auth"])
+        #expect(dashboard.token == nil)
+        #expect(try await dashboard.json("/api/session")["csrfToken"] != nil, "reads are open")
+        #expect(await dashboard.stop().status == 0)
     }
 
     @Test func aNonLoopbackHostPrintsAWarning() async throws {

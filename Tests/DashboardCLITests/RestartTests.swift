@@ -70,9 +70,9 @@ struct RestartTests {
         try await RunningDashboard.call(port: serverPort, "/sim/messages", #"{"account": "primary", "count": 2, "text": "after"}"#)
         var state = try await dashboard.state { Self.errorTypes($0).contains("/problems/upstream-behind") }
         #expect(state[path: "connection", "state"] as? String == "paused", "not Live while messages wait")
-        let metrics = try await RawClient.run { [port = dashboard.port] in
+        let metrics = try await RawClient.run { [port = dashboard.port, authorization = dashboard.authorization] in
             let client = try RawClient(port: port)
-            try client.send(rawGet("/metrics", host: "127.0.0.1:\(port)"))
+            try client.send(rawGet("/metrics", host: "127.0.0.1:\(port)", extraHeaders: authorization))
             return try client.readResponse().text
         }
         #expect(metrics.contains("lp_engine_upstream_behind_total 1"), "counted in /metrics")

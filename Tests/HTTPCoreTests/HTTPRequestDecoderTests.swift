@@ -76,10 +76,14 @@ struct HTTPRequestDecoderTests {
         #expect(try decodeAll("\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n").count == 1)
     }
 
-    @Test func absoluteFormTargetBecomesPathAndHost() throws {
+    @Test func absoluteFormTargetKeepsItsAuthorityBesideTheHostField() throws {
         let request = try #require(try decodeAll("GET http://127.0.0.1:8080/api/state?x=1 HTTP/1.1\r\nHost: evil\r\n\r\n").first)
         #expect(request.target == "/api/state?x=1")
-        #expect(request.headers["Host"] == "127.0.0.1:8080")
+        #expect(request.absoluteFormAuthority == "127.0.0.1:8080")
+        #expect(request.headers["Host"] == "evil", "both are there for the server to check")
+        #expect(throws: HTTPParseError.self, "HTTP/1.1 needs Host in every form") {
+            _ = try decodeAll("GET http://127.0.0.1:8080/api/state HTTP/1.1\r\n\r\n")
+        }
     }
 
     @Test func http10DefaultsToClose() throws {

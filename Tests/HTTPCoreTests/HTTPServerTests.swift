@@ -63,6 +63,47 @@ struct HTTPServerTests {
         }
     }
 
+    @Test(arguments: ["/echo", "/slow", "/echo/one", "/slow/two"])
+    func aClientThatHalfClosesStillGetsItsAnswer(_ path: String) async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let port = server.localAddress.port
+            for round in 0..<5 {
+                let (response, closed) = try await RawClient.run {
+                    let client = try RawClient(port: port)
+                    try client.send(rawGet(path, host: "a"))
+                    client.finishSending()
+                    return (try client.readResponse(), client.waitForClose())
+                }
+                #expect(response.status == 200, "round \(round)")
+                #expect(closed, "then the server closes: nothing more can come")
+            }
+        }
+    }
+
+    @Test func pipelinedRequestsBeforeAHalfCloseAreAllAnswered() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let port = server.localAddress.port
+            let texts = try await RawClient.run {
+                let client = try RawClient(port: port)
+                try client.send(rawGet("/slow/1", host: "a") + rawGet("/echo/2", host: "a") + rawGet("/slow/3", host: "a"))
+                client.finishSending()
+                return try (0..<3).map { _ in try client.readResponse().text }
+            }
+            #expect(texts == ["slow answer", "GET /echo/2 ", "slow answer"])
+        }
+    }
+
+    @Test func aHeldRequestOfAHalfClosedClientIsAbandoned() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let client = try RawClient(port: server.localAddress.port)
+            try client.send(rawGet("/hold/half", host: "a"))
+            let held = await parking.held("/hold/half")
+            client.finishSending()
+            await parking.waitUntilAbandoned("/hold/half")
+            #expect(held.isAbandoned, "only a held request may be given up when its client stops sending")
+        }
+    }
+
     @Test func headAnswersCarryNoBody() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
             let port = server.localAddress.port

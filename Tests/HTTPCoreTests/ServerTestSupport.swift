@@ -30,6 +30,11 @@ struct TestResponder: HTTPResponder {
     let parking: ParkingLot
 
     func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        if request.path.hasPrefix("/slow") {
+            // Still working when a half-closing client's end of stream arrives.
+            try await Task.sleep(for: .milliseconds(100))
+            return .text("slow answer")
+        }
         if request.path.hasPrefix("/hold") {
             let held = HeldResponse(onAbandoned: { [parking] in
                 Task { await parking.noteAbandoned(String(request.path)) }

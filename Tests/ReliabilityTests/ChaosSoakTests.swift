@@ -18,10 +18,10 @@ struct ChaosSoakTests {
         defer { upstream.signal(SIGTERM) }
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--upstream", upstreamURL, "--db", ":memory:", "--always-on",
                                                        "--log-level", "error", "--backoff-base-ms", "20", "--backoff-cap-ms", "200"])
-        let line = try #require(await dashboard.nextLine())
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let endpoint = try DashboardEndpoint(readyLine: try #require(await dashboard.nextLine()))
+        let port = endpoint.port
 
-        let poller = FeedPoller(port: port)
+        let poller = FeedPoller(endpoint: endpoint)
         let pollThread = Thread { poller.run() }
         pollThread.start()
 
@@ -40,7 +40,7 @@ struct ChaosSoakTests {
             }
             for _ in 0..<5 {
                 try await Task.sleep(for: .milliseconds(30))
-                let state = try Self.json(port, "/api/state")
+                let state = try endpoint.json("/api/state")
                 let connection = state["connection"] as? [String: Any]
                 #expect((connection?["activeCycles"] as? Int ?? 2) <= 1, "at most one active cycle")
                 #expect(try Self.get(port, "/healthz") == "ok")
@@ -56,7 +56,7 @@ struct ChaosSoakTests {
         let sent = try JSONDecoder().decode([String: [Int64]].self, from: Data(Self.get(simulator, "/sim/sent").utf8))
         var stored: [String: [Int64]] = [:]
         for _ in 0..<600 {
-            stored = try ["primary", "linked"].reduce(into: [:]) { $0[$1] = try DashboardCrashTests.storedIDs(port, $1) }
+            stored = try ["primary", "linked"].reduce(into: [:]) { $0[$1] = try DashboardCrashTests.storedIDs(endpoint, $1) }
             if stored["primary"]?.count == sent["primary"]?.count && stored["linked"]?.count == sent["linked"]?.count { break }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -92,10 +92,10 @@ struct ChaosSoakTests {
 
 /// A page's feed loop, on its own thread: counts deliveries and any message delivered twice.
 final class FeedPoller: Sendable {
-    private let port: Int
+    private let endpoint: DashboardEndpoint
     private let state = Mutex<(stop: Bool, seen: Set<String>, delivered: Int, repeats: Int, resets: Int)>((false, [], 0, 0, 0))
 
-    init(port: Int) { self.port = port }
+    init(endpoint: DashboardEndpoint) { self.endpoint = endpoint }
 
     func stop() { state.withLock { $0.stop = true } }
 
@@ -108,9 +108,7 @@ final class FeedPoller: Sendable {
         var epoch = ""
         var linkedGeneration = 0
         while !state.withLock({ $0.stop }) {
-            guard let client = try? RawClient(port: port, timeoutSeconds: 5),
-                  (try? client.send(rawGet("/api/poll?since=\(since)&epoch=\(epoch)&timeout=1&visible=1", host: "127.0.0.1:\(port)"))) != nil,
-                  let response = try? client.readResponse(),
+            guard let response = try? endpoint.get("/api/poll?since=\(since)&epoch=\(epoch)&timeout=1&visible=1", timeoutSeconds: 5),
                   let answer = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else { continue }
             epoch = answer["epoch"] as? String ?? epoch
             since = answer["seq"] as? Int ?? since

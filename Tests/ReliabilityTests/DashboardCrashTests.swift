@@ -36,12 +36,11 @@ struct DashboardCrashTests {
         // A last, clean run catches up; then the store must hold every sent id exactly once.
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--upstream", upstreamURL, "--db", database, "--always-on",
                                                        "--log-level", "error"])
-        let line = try #require(await dashboard.nextLine())
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let endpoint = try DashboardEndpoint(readyLine: try #require(await dashboard.nextLine()))
         var stored: [String: [Int64]] = [:]
         for _ in 0..<600 {
             stored = try ["primary", "linked"].reduce(into: [:]) { result, account in
-                result[account] = try Self.storedIDs(port, account)
+                result[account] = try Self.storedIDs(endpoint, account)
             }
             if stored["primary"]?.count == sent["primary"]?.count && stored["linked"]?.count == sent["linked"]?.count { break }
             try await Task.sleep(for: .milliseconds(50))
@@ -57,14 +56,14 @@ struct DashboardCrashTests {
         #expect((sent["primary"]?.count ?? 0) > 100, "there really was heavy ingest")
     }
 
-    static func storedIDs(_ port: Int, _ account: String) throws -> [Int64] {
+    static func storedIDs(_ endpoint: DashboardEndpoint, _ account: String) throws -> [Int64] {
         struct Page: Decodable { struct Message: Decodable { var id: Int64 }; var messages: [Message] }
-        let data = try get(port, "/api/messages?account=\(account)&limit=500", host: "127.0.0.1:\(port)")
+        let data = Data(try endpoint.get("/api/messages?account=\(account)&limit=500").body)
         var ids = try JSONDecoder().decode(Page.self, from: data).messages.map(\.id)
         // Pages of 500, newest first.
         while ids.count % 500 == 0, let oldest = ids.last {
-            let more = try JSONDecoder().decode(Page.self, from: get(port, "/api/messages?account=\(account)&limit=500&before=\(oldest)",
-                                                                   host: "127.0.0.1:\(port)")).messages.map(\.id)
+            let more = try JSONDecoder().decode(Page.self, from: Data(endpoint.get("/api/messages?account=\(account)&limit=500&before=\(oldest)").body))
+                .messages.map(\.id)
             if more.isEmpty { break }
             ids += more
         }

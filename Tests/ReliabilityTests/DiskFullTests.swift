@@ -27,8 +27,7 @@ struct DiskFullTests {
         defer { upstream.signal(SIGTERM) }
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--upstream", upstreamURL, "--db", mountPoint + "/store.sqlite",
                                                        "--always-on", "--log-level", "error"])
-        let line = try #require(await dashboard.nextLine())
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let endpoint = try DashboardEndpoint(readyLine: try #require(await dashboard.nextLine()))
 
         // 3 KB messages, 20 at a time, until the 1 MB disk is full.
         let text = String(repeating: "x", count: 3000)
@@ -36,27 +35,22 @@ struct DiskFullTests {
         for _ in 0..<60 where error == nil {
             try DashboardCrashTests.post(simulator, "/sim/messages", "{\"account\": \"primary\", \"count\": 20, \"text\": \"\(text)\"}")
             for _ in 0..<20 where error == nil {
-                let state = try ChaosSoakTests.json(port, "/api/state")
+                let state = try endpoint.json("/api/state")
                 error = (state["errors"] as? [[String: Any]])?.first { $0["type"] as? String == "/problems/out-of-space" }
                 if error == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
         }
         let outOfSpace = try #require(error, "the full disk raised out-of-space")
         #expect(((outOfSpace["debug"] as? [String: Any])?["underlying"] as? String)?.contains("SQLITE_FULL") == true)
-        #expect((try ChaosSoakTests.json(port, "/api/state")["connection"] as? [String: Any])?["state"] as? String == "paused")
-        let storedBefore = try DashboardCrashTests.storedIDs(port, "primary")
+        #expect((try endpoint.json("/api/state")["connection"] as? [String: Any])?["state"] as? String == "paused")
+        let storedBefore = try DashboardCrashTests.storedIDs(endpoint, "primary")
         let options = (outOfSpace["options"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
         #expect(options == ["cancel", "free-space", "try-again"], "buying quota cannot help a full disk")
 
         // The person makes room on the disk (here: the filesystem grows), then tries again.
         #expect(try Self.run("/bin/mount", ["-o", "remount,size=16m", mountPoint]) == 0)
-        let token = try #require(try ChaosSoakTests.json(port, "/api/session")["csrfToken"] as? String)
         let id = try #require(outOfSpace["id"] as? String)
-        let client = try RawClient(port: port)
-        let body = #"{"option":"try-again"}"#
-        try client.send("POST /api/errors/\(id)/attempts HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-                        + "X-CSRF-Token: \(token)\r\nIdempotency-Key: again-1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let answer = try client.readResponse()
+        let answer = try endpoint.post("/api/errors/\(id)/attempts", #"{"option":"try-again"}"#, extraHeaders: "Idempotency-Key: again-1\r\n")
         #expect(answer.status == 200)
         #expect(answer.text.contains(#""status":"recovered""#), "\(answer.text)")
 
@@ -65,7 +59,7 @@ struct DiskFullTests {
         let sent = try JSONDecoder().decode([String: [Int64]].self, from: Data(ChaosSoakTests.get(simulator, "/sim/sent").utf8))
         var stored: [Int64] = []
         for _ in 0..<400 {
-            stored = try DashboardCrashTests.storedIDs(port, "primary")
+            stored = try DashboardCrashTests.storedIDs(endpoint, "primary")
             if stored.count == sent["primary"]?.count { break }
             try await Task.sleep(for: .milliseconds(25))
         }

@@ -16,7 +16,7 @@ struct HostileClientsTests {
                                           "--log-level", "error"])
         _ = await dashboard.nextLine()
         let line = try #require(await dashboard.nextLine())
-        let port = try #require(Int(line.split(separator: ":").last!.dropLast()))
+        let port = try DashboardEndpoint(readyLine: line).port
         let host = "127.0.0.1:\(port)"
 
         let normal = try RawClient(port: port)

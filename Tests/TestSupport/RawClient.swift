@@ -72,6 +72,12 @@ public final class RawClient: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Shuts the sending side only, as `printf ... | nc -N` does: the server reads the end of the
+    /// stream, and the answer can still be read.
+    public func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

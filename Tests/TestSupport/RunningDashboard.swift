@@ -8,6 +8,8 @@ public final class RunningDashboard: Sendable {
     public let port: Int
     /// The built-in simulator's port, when there is one.
     public let simulatorPort: Int?
+    /// The access token from the ready line (nil with `--no-auth`).
+    public let token: String?
 
     public init(_ arguments: [String], environment: [String: String] = [:]) async throws {
         process = try ChildProcess("dashboard", arguments, environment: environment)
@@ -22,6 +24,17 @@ public final class RunningDashboard: Sendable {
         }
         self.port = port
         simulatorPort = simulator
+        token = Self.token(in: line)
+    }
+
+    /// `TOKEN` of a ready line `dashboard listening on http://HOST:PORT/?token=TOKEN`.
+    public static func token(in line: String) -> String? {
+        URLComponents(string: String(line.split(separator: " ").last ?? ""))?.queryItems?.first { $0.name == "token" }?.value
+    }
+
+    /// The header that lets a client read: `Authorization: Bearer TOKEN\r\n`, or nothing with `--no-auth`.
+    public var authorization: String {
+        token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
     }
 
     private static func port(in line: String) -> Int? {
@@ -33,10 +46,10 @@ public final class RunningDashboard: Sendable {
 
     /// A GET of the dashboard's API, decoded as a JSON object.
     public func json(_ path: String) async throws -> [String: Any] {
-        let host = self.host, port = self.port
+        let host = self.host, port = self.port, authorization = self.authorization
         let response = try await RawClient.run {
             let client = try RawClient(port: port, timeoutSeconds: 70)
-            try client.send(rawGet(path, host: host))
+            try client.send(rawGet(path, host: host, extraHeaders: authorization))
             return try client.readResponse()
         }
         return try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] ?? [:]
@@ -46,7 +59,7 @@ public final class RunningDashboard: Sendable {
     public func post(_ path: String, _ body: String = "{}", extraHeaders: [String: String] = [:]) async throws -> (status: Int, body: [String: Any]) {
         let csrf = try await json("/api/session")["csrfToken"] as? String ?? ""
         let host = self.host, port = self.port
-        let headers = extraHeaders.map { "\($0.key): \($0.value)\r\n" }.joined()
+        let headers = authorization + extraHeaders.map { "\($0.key): \($0.value)\r\n" }.joined()
         let response = try await RawClient.run {
             let client = try RawClient(port: port, timeoutSeconds: 70)
             try client.send("POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
@@ -111,5 +124,48 @@ public extension Dictionary where Key == String, Value == Any {
             current = (current as? [String: Any])?[key]
         }
         return current
+    }
+}
+
+/// Where a dashboard answers, read from its ready line (`dashboard listening on
+/// http://HOST:PORT/?token=TOKEN`): the port and the access token, with blocking calls that
+/// carry the token, for tests that talk to the dashboard from a thread of their own.
+public struct DashboardEndpoint: Sendable {
+    public let port: Int
+    public let token: String?
+
+    public init(readyLine: String) throws {
+        guard let url = URL(string: String(readyLine.split(separator: " ").last ?? "")), let port = url.port else {
+            throw RunningDashboardError.noListeningLine(readyLine)
+        }
+        self.port = port
+        token = RunningDashboard.token(in: readyLine)
+    }
+
+    public var host: String { "127.0.0.1:\(port)" }
+
+    /// `Authorization: Bearer TOKEN\r\n`, or nothing without a token.
+    public var authorization: String {
+        token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+    }
+
+    /// A GET with the token, on a connection of its own (closed after the answer).
+    public func get(_ path: String, timeoutSeconds: Int = 10) throws -> RawClient.Response {
+        let client = try RawClient(port: port, timeoutSeconds: timeoutSeconds)
+        try client.send("GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\(authorization)Connection: close\r\n\r\n")
+        return try client.readResponse()
+    }
+
+    public func json(_ path: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(get(path).body)) as? [String: Any] ?? [:]
+    }
+
+    /// A POST with the token and the page's CSRF token, as the page sends it.
+    public func post(_ path: String, _ body: String, extraHeaders: String = "") throws -> RawClient.Response {
+        let csrf = try json("/api/session")["csrfToken"] as? String ?? ""
+        let client = try RawClient(port: port)
+        try client.send("POST \(path) HTTP/1.1\r\nHost: \(host)\r\n\(authorization)Content-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
+            + "\(extraHeaders)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        return try client.readResponse()
     }
 }

@@ -14,6 +14,8 @@ public struct DashboardOptions: Sendable, Equatable {
     public var quota: Int64?
     /// Sync even when no dashboard tab is visible.
     public var alwaysOn = false
+    /// Reads need no access token (`--no-auth`).
+    public var noAuth = false
     public var backoffBaseMilliseconds = 2000
     public var backoffCapMilliseconds = 30000
     /// How long the upstream is asked to hold a poll.
@@ -62,12 +64,16 @@ public struct DashboardOptions: Sendable, Equatable {
           --db PATH          the local SQLite copy of the chat account (default
                              $XDG_DATA_HOME/lp-dashboard/store.sqlite, else
                              ~/.local/share/lp-dashboard/store.sqlite); :memory: keeps nothing
+          --no-auth          read without the access token (anyone who can reach the port can
+                             read every stored message); writes still need the page's CSRF token
           --log-level LEVEL  error, warning, info, debug or trace (default info); logs go to stderr
           --help             show this help and exit
           --version          print the version and exit
 
-        When ready it prints "dashboard listening on http://HOST:PORT/" on stdout.
-        SIGINT or SIGTERM stops it gracefully.
+        When ready it prints "dashboard listening on http://HOST:PORT/?token=TOKEN" on stdout:
+        open that address; the token (new each launch) is what lets a browser or a client read
+        through the API (as a cookie, or "Authorization: Bearer TOKEN"). With --no-auth the line
+        has no token. SIGINT or SIGTERM stops it gracefully.
         """
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
@@ -123,6 +129,9 @@ public struct DashboardOptions: Sendable, Equatable {
             case "--always-on":
                 if inlineValue != nil { throw UsageError(message: "--always-on takes no value") }
                 options.alwaysOn = true
+            case "--no-auth":
+                if inlineValue != nil { throw UsageError(message: "--no-auth takes no value") }
+                options.noAuth = true
             case "--backoff-base-ms", "--backoff-cap-ms":
                 let text = try value()
                 guard let milliseconds = Int(text), (1...3_600_000).contains(milliseconds) else {

@@ -4,10 +4,14 @@ public struct LaunchSecrets: Sendable {
     public let csrfToken: String
     /// Identifies this run of the process; a poll naming another epoch gets a reset.
     public let epoch: String
+    /// Needed to read anything through the API (see `AccessGate`). 256 random bits; printed once,
+    /// in the ready line, and never logged.
+    public let accessToken: String
 
     public init<Generator: RandomNumberGenerator>(using generator: inout Generator) {
         csrfToken = Self.hex(byteCount: 32, using: &generator)
         epoch = Self.hex(byteCount: 8, using: &generator)
+        accessToken = Self.hex(byteCount: 32, using: &generator)
     }
 
     /// Draws from the system's cryptographic generator (`getrandom`).

@@ -8,11 +8,15 @@ public enum HTTPVersion: Sendable, Equatable {
 public struct HTTPRequest: Sendable {
     /// The method token exactly as sent (methods are case-sensitive).
     public var method: String
-    /// The request-target as sent, in origin form (`/path?query`), or `*`.
+    /// The request-target in origin form (`/path?query`), or `*`; an absolute-form target
+    /// (`http://host/path`) is kept here as its path and query.
     public var target: String
     public var version: HTTPVersion
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The authority of an absolute-form target (`127.0.0.1:8080` of `http://127.0.0.1:8080/x`);
+    /// nil for the usual origin form. A server that checks `Host` checks this too.
+    public var absoluteFormAuthority: String?
 
     public init(method: String, target: String, version: HTTPVersion = .http1_1,
                 headers: HTTPHeaders = [:], body: [UInt8] = []) {

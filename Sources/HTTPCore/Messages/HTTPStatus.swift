@@ -17,6 +17,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable, CustomStringConvertible
     public static let ok = HTTPStatus(code: 200)
     public static let accepted = HTTPStatus(code: 202)
     public static let noContent = HTTPStatus(code: 204)
+    public static let seeOther = HTTPStatus(code: 303)
     public static let notModified = HTTPStatus(code: 304)
     public static let badRequest = HTTPStatus(code: 400)
     public static let unauthorized = HTTPStatus(code: 401)
@@ -45,6 +46,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable, CustomStringConvertible
         case 201: "Created"
         case 202: "Accepted"
         case 204: "No Content"
+        case 303: "See Other"
         case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"

@@ -224,11 +224,12 @@ private struct HeadParser {
         if hosts.count > 1 {
             throw HTTPParseError(.malformed, "\(hosts.count) Host fields")
         }
-        if let authority = request.absoluteFormAuthority {
-            headers.set("Host", authority)
-        } else if hosts.isEmpty && request.request.version == .http1_1 {
+        // Every HTTP/1.1 request names its Host, an absolute-form one too (RFC 9112 3.2); the
+        // target's authority is kept beside it, for servers that check where a request is meant for.
+        if hosts.isEmpty && request.request.version == .http1_1 {
             throw HTTPParseError(.malformed, "HTTP/1.1 request without Host")
         }
+        request.request.absoluteFormAuthority = request.absoluteFormAuthority
         request.request.headers = headers
         return request.request
     }

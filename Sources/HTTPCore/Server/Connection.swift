@@ -33,12 +33,17 @@ final class Connection: EventLoopHandler {
     private var deadline = Deadline.none
     private var interest: UInt32 = 0
     private var inFlight: Task<Void, Never>?
+    /// What the task in flight is doing, as far as a client that stops sending is concerned.
+    private var inFlightRequest: RequestTask?
     /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
     private var held: HeldResponse?
     private var inFlightIsHead = false
     private var closeAfterFlush = false
     private var lingerAfterFlush = false
     private var requestsServed = 0
+    /// The client has sent all it will (it half-closed, or it is gone): what it asked in full is
+    /// still answered, then the connection closes. Only a held request is abandoned at once.
+    private var peerFinishedSending = false
 
     /// Stop parsing ahead once this much output waits for a slow reader.
     private static let outboundHighWater = 256 * 1024
@@ -95,8 +100,11 @@ final class Connection: EventLoopHandler {
                 continue
             }
             if count == 0 {
-                // End of stream: whoever was holding a request for this client learns it is gone.
-                abort()
+                guard phase == .open else {
+                    abort()
+                    return
+                }
+                peerFinished()
                 return
             }
             switch errno {
@@ -111,6 +119,18 @@ final class Connection: EventLoopHandler {
         if phase == .open {
             processInput()
         }
+    }
+
+    /// End of stream from the client. A request it sent in full is answered (a client that shuts
+    /// its sending side, as `printf ... | nc -N` does, still reads); a held request (a parked poll)
+    /// is abandoned, so its holder learns the client is gone.
+    private func peerFinished() {
+        peerFinishedSending = true
+        if held != nil || (inFlight != nil && inFlightRequest?.clientFinishedSending() == true) {
+            abort()
+            return
+        }
+        processInput()
     }
 
     private var pipelineLimit: Int {
@@ -128,7 +148,15 @@ final class Connection: EventLoopHandler {
                 respondAndClose(server.configuration.errorResponse(error.status, error.detail), linger: true)
                 return
             }
-            guard let event else { break }
+            guard let event else {
+                if peerFinishedSending && inFlight == nil && held == nil {
+                    // Nothing more will come: close once what is written has gone out.
+                    closeAfterFlush = true
+                    flush()
+                    return
+                }
+                break
+            }
             switch event {
             case .continueExpected:
                 outbound.append(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -153,12 +181,17 @@ final class Connection: EventLoopHandler {
         }
         let server = self.server
         let fd = self.fd, id = self.id
+        let requestTask = RequestTask()
+        inFlightRequest = requestTask
         inFlight = Task(executorPreference: server.loop) {
             let response: HTTPResponse
             do {
-                response = try await responder.respond(to: request, context: context)
+                response = try await RequestTask.$current.withValue(requestTask) {
+                    try await responder.respond(to: request, context: context)
+                }
             } catch {
-                server.log.error("responder failed for \(request.method) \(request.target): \(error)")
+                // The path only: a query may carry a secret (the dashboard's ?token=).
+                server.log.error("responder failed for \(request.method) \(request.path): \(error)")
                 response = server.configuration.errorResponse(.internalServerError, "\(error)")
             }
             server.loop.execute {
@@ -171,12 +204,19 @@ final class Connection: EventLoopHandler {
     private func finish(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         guard phase == .open, inFlight != nil else { return }
         inFlight = nil
+        inFlightRequest = nil
         answer(response, keepAlive: keepAlive, isHTTP10: isHTTP10)
     }
 
     /// Writes the answer to the current request, or waits for it when it is held.
     private func answer(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         if case .held(let heldResponse) = response.disposition {
+            if peerFinishedSending {
+                // Nobody is left to hear it later: the holder learns so now.
+                heldResponse.abandon()
+                abort()
+                return
+            }
             held = heldResponse
             let server = self.server, fd = self.fd, id = self.id
             let attached = heldResponse.attach { answer in
@@ -310,11 +350,14 @@ final class Connection: EventLoopHandler {
 
     private func updateInterest() {
         guard phase != .closed else { return }
-        var wanted = CSHIMS_EPOLLRDHUP
-        // Stop reading while a request is answered and enough is buffered behind it (back-pressure);
-        // EPOLLRDHUP still tells us if the client leaves.
-        if phase == .lingering || decoder.bufferedByteCount <= pipelineLimit {
-            wanted |= CSHIMS_EPOLLIN
+        var wanted: UInt32 = 0
+        if !peerFinishedSending || phase == .lingering {
+            wanted = CSHIMS_EPOLLRDHUP
+            // Stop reading while a request is answered and enough is buffered behind it (back-pressure);
+            // EPOLLRDHUP still tells us if the client leaves.
+            if phase == .lingering || decoder.bufferedByteCount <= pipelineLimit {
+                wanted |= CSHIMS_EPOLLIN
+            }
         }
         if !outbound.isEmpty {
             wanted |= CSHIMS_EPOLLOUT

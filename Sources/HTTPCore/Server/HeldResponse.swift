@@ -1,5 +1,39 @@
 import Synchronization
 
+/// The request a task is answering, as its connection sees it: whether the task now waits on a
+/// ``HeldResponse`` (a long-poll). Set for each request's task as a task-local.
+final class RequestTask: Sendable {
+    @TaskLocal static var current: RequestTask?
+
+    private struct State {
+        var waitingOnHeld = false
+        var clientFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Marks the wait; false when the client had already stopped sending (then nobody will
+    /// read what this wait would bring).
+    func startWaitingOnHeld() -> Bool {
+        state.withLock { state in
+            state.waitingOnHeld = true
+            return !state.clientFinished
+        }
+    }
+
+    func stopWaitingOnHeld() {
+        state.withLock { $0.waitingOnHeld = false }
+    }
+
+    /// The client stopped sending; returns whether the task waits on a held response now.
+    func clientFinishedSending() -> Bool {
+        state.withLock { state in
+            state.clientFinished = true
+            return state.waitingOnHeld
+        }
+    }
+}
+
 /// A response that someone else will supply later, from any task or actor.
 ///
 /// Two ways to wait for it:
@@ -72,7 +106,16 @@ public final class HeldResponse: Sendable {
 
     /// Suspends until a response is supplied; nil when the task is cancelled (the client went away).
     public func value() async -> HTTPResponse? {
-        await withTaskCancellationHandler {
+        // The connection must know its request now waits on someone else: a client that stops
+        // sending then is gone for good, and this wait is what gets cancelled (see `RequestTask`).
+        let request = RequestTask.current
+        if request?.startWaitingOnHeld() == false {
+            abandon()
+            request?.stopWaitingOnHeld()
+            return nil
+        }
+        defer { request?.stopWaitingOnHeld() }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse?, Never>) in
                 let immediate: HTTPResponse?? = state.withLock { state in
                     switch state {
