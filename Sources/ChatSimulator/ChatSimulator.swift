@@ -395,11 +395,13 @@ public actor ChatSimulator {
         autoTask?.cancel()
         autoTask = nil
         guard perSecond > 0 else { return }
-        let interval = max(0.01, 1 / perSecond)
+        // At most one tick an hour: a rate like 1e-300 must not overflow the sleep (found by schemathesis).
+        let interval = min(3600, max(0.01, 1 / perSecond))
         let perTick = max(1, Int((perSecond * interval).rounded()))
+        let pause = Duration.seconds(interval)
         autoTask = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(interval))
+                try? await Task.sleep(for: pause)
                 guard let self, !Task.isCancelled else { return }
                 await self.publishAutomatically(perTick)
             }

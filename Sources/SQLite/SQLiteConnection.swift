@@ -30,6 +30,10 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
     private var transactionDepth = 0
+    /// After `close()`: the handle is freed, so nothing may touch it again (not even `deinit`).
+    public private(set) var isClosed = false
+
+    private static let closedError = SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed")
 
     public init(path: String, options: Options = Options()) throws(SQLiteError) {
         self.path = path
@@ -59,18 +63,23 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        guard !isClosed else { return }
         cache.removeAll()
         sqlite3_close_v2(handle)
     }
 
-    /// Closes now (finalising cached statements) rather than at deinit; later calls fail.
+    /// Closes now (finalising cached statements) rather than at deinit; later calls throw
+    /// `SQLITE_MISUSE` instead of touching the freed handle, and a second close does nothing.
     public func close() {
+        guard !isClosed else { return }
+        isClosed = true
         cache.removeAll()
         sqlite3_close_v2(handle)
     }
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws(SQLiteError) {
+        guard !isClosed else { throw Self.closedError }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if status != SQLITE_OK {
@@ -82,6 +91,7 @@ public final class SQLiteConnection {
 
     /// A prepared statement for `sql`, compiled once per connection and reused (reset and cleared).
     public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        guard !isClosed else { throw Self.closedError }
         if let cached = cache[sql] {
             cached.reset()
             return cached
@@ -124,15 +134,15 @@ public final class SQLiteConnection {
 
     private func rollback() {
         // After some errors (SQLITE_FULL, IOERR) SQLite has already rolled back; then this is a no-op.
-        if sqlite3_get_autocommit(handle) == 0 {
+        if !isClosed && sqlite3_get_autocommit(handle) == 0 {
             _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
         }
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    public var changes: Int { isClosed ? 0 : Int(sqlite3_changes64(handle)) }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var lastInsertRowID: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(handle) }
 
     /// The first column of the first row of `sql`, as an integer (nil when there is no row or it is NULL).
     public func scalarInt(_ sql: String, _ bindings: SQLiteValue...) throws(SQLiteError) -> Int64? {

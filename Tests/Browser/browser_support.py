@@ -82,8 +82,8 @@ def click(driver, element):
     try:
         element.click()
     except ElementClickInterceptedException:
-        for dismiss in driver.find_elements(By.CSS_SELECTOR, ".toast .toast-dismiss"):
-            dismiss.click()
+        # Each toast's own dismiss button; one may expire meanwhile, so they are clicked in the page.
+        driver.execute_script("document.querySelectorAll('.toast .toast-dismiss').forEach(button => button.click())")
         element.click()
 
 

@@ -178,4 +178,13 @@ struct ChatSimulatorTests {
         #expect(String(decoding: page.body, as: UTF8.self).contains("kept"), "the messages themselves, not only their ids")
         await restarted.close()
     }
+
+    /// The pause is computed when the rate is set, so a rate it cannot represent would trap here.
+    @Test(arguments: ["1e-300", "0.0001", "4.9e-324", "100000"])
+    func anyAcceptedAutoRateRunsWithoutOverflow(_ perSecond: String) async throws {
+        let simulator = ChatSimulator()
+        let answer = try await respond(simulator, request("POST", "/sim/auto", body: #"{"perSecond": \#(perSecond)}"#))
+        #expect(answer.status == .ok)
+        _ = try await respond(simulator, request("POST", "/sim/auto", body: #"{"perSecond": 0}"#))
+    }
 }

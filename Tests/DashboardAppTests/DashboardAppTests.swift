@@ -181,6 +181,15 @@ struct DashboardAppTests {
         #expect(response.status == .unsupportedMediaType)
     }
 
+    @Test func aPostWithoutABodyNeedsNoContentTypeButStillTheCSRFToken() async throws {
+        let bare = try await send("POST", "/api/engine/stop", headers: ["X-CSRF-Token": app.secrets.csrfToken])
+        #expect(bare.status == .accepted)
+        #expect(try await send("POST", "/api/engine/stop").status == .forbidden, "no CSRF token")
+        let ignored = try await send("POST", "/api/engine/start", headers: ["X-CSRF-Token": app.secrets.csrfToken, "Content-Type": "application/json"],
+                                     body: #"{"anything": [1, 2]}"#)
+        #expect(ignored.status == .accepted, "a call that takes no body ignores one that is sent")
+    }
+
     @Test(arguments: [
         ["Origin": "http://evil.example"], ["Origin": "null"], ["Origin": "http://127.0.0.1:9999"],
         ["Sec-Fetch-Site": "cross-site"], ["Sec-Fetch-Site": "same-site"],
@@ -343,9 +352,27 @@ struct DashboardAppTests {
         #expect(response.headers["Cache-Control"] == "no-store")
     }
 
-    @Test(arguments: ["/api/poll?since=-1", "/api/poll?since=x", "/api/poll?timeout=61", "/api/poll?timeout=soon"])
+    @Test(arguments: ["/api/poll?since=-1", "/api/poll?since=x", "/api/poll?timeout=61", "/api/poll?timeout=soon",
+                      "/api/poll?visible=2", "/api/poll?visible=yes", "/api/poll?visible="])
     func badPollParametersAre400(_ target: String) async throws {
         #expect(try await send("GET", target).status == .badRequest)
+    }
+
+    @Test func theSimulatorsErrorsAreProblemsAndEachActionHasItsMethod() async throws {
+        let csrf: HTTPHeaders = ["Content-Type": "application/json", "X-CSRF-Token": app.secrets.csrfToken]
+        let bad = try await send("POST", "/api/simulator/messages", headers: csrf, body: #"{"account":"primary","count":0}"#)
+        #expect(bad.status == .badRequest)
+        #expect(try problem(bad).detail?.hasPrefix("Body must be") == true)
+        let noLinked = try await send("POST", "/api/simulator/linked", headers: csrf, body: #"{"linked":false}"#)
+        #expect(noLinked.status == .ok)
+        let conflict = try await send("POST", "/api/simulator/messages", headers: csrf, body: #"{"account":"linked","count":1}"#)
+        #expect(conflict.status == .conflict)
+        #expect(try problem(conflict).status == 409)
+        let wrongMethod = try await send("GET", "/api/simulator/messages")
+        #expect(wrongMethod.status == .methodNotAllowed)
+        #expect(wrongMethod.headers["Allow"] == "POST")
+        #expect(try problem(wrongMethod).status == 405)
+        #expect(try await send("GET", "/api/simulator/no-such-action").status == .notFound)
     }
 
     @Test func attemptsNeedAKeyAndAnOpenError() async throws {
@@ -439,8 +466,8 @@ struct OpenAPITests {
         let routes: [(String, String)] = [
             ("get", "/api/session"), ("get", "/api/state"), ("get", "/api/messages"), ("get", "/api/poll"),
             ("post", "/api/errors/{id}/attempts"), ("post", "/api/engine/start"), ("post", "/api/engine/stop"),
-            ("post", "/api/engine/retry-now"), ("get", "/api/simulator/{action}"), ("post", "/api/simulator/{action}"),
-        ]
+            ("post", "/api/engine/retry-now"),
+        ] + SimulatorRoutes.actions.map { ($0.method.lowercased(), "/api/simulator/" + $0.name) }
         for (method, route) in routes {
             #expect(paths[route]?[method] != nil, "\(method.uppercased()) \(route)")
         }

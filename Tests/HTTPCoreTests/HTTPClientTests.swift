@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import HTTPCore
 
@@ -31,6 +32,32 @@ struct HTTPResponseDecoderTests {
 
     @Test func interimResponsesAreSkipped() throws {
         #expect(try decode("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")?.status == 204)
+    }
+
+    /// Found by fuzzing the decoder (Tests/Fuzz/run.sh response): a server we did not write is read
+    /// as strictly as a client is, and no size can overflow.
+    @Test(arguments: [
+        "HTTP/1.\u{AC}1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 000 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 -12 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 +20 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+        "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+        "HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n7fffffffffffffff\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
+    ])
+    func malformedOrOversizedAnswersAreRefused(_ text: String) {
+        #expect(throws: HTTPResponseDecoder.Failure.self) {
+            var decoder = HTTPResponseDecoder(maxBytes: 1 << 20)
+            let bytes = Array(text.utf8)
+            _ = try bytes.withUnsafeBytes { bytes throws(HTTPResponseDecoder.Failure) in try decoder.feed(bytes) }
+            _ = try decoder.finish()
+        }
+    }
+
+    @Test func agreeingContentLengthsAreOne() throws {
+        #expect(try decode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi")?.body == Array("hi".utf8))
     }
 
     @Test func aCutBodyIsTruncated() {
@@ -117,6 +144,35 @@ struct HTTPClientTests {
             await #expect(throws: HTTPClientError.cancelled) { _ = try await request.value }
             await parking.waitUntilAbandoned("/hold/cancel")
         }
+    }
+
+    /// A request made on the loop thread by a task cancelled before it starts: the cancellation
+    /// ends the exchange inline, before `start` has the continuation. It must still answer.
+    @Test func aRequestCancelledBeforeItStartsOnTheLoopThreadEndsAtOnce() async throws {
+        let loop = try EventLoop(name: "client-cancelled-test")
+        let http = HTTPClient(loop: loop)
+        let outcome = Task(executorPreference: loop) { () -> HTTPClientError? in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do throws(HTTPClientError) {
+                _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1", port: 9, timeout: .seconds(30))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // Bounded: before the fix this waited for ever (the test fails after 10 s instead of hanging).
+        let once = Mutex(false)
+        let answered: HTTPClientError?? = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError??, Never>) in
+            let finish: @Sendable (HTTPClientError??) -> Void = { value in
+                if once.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
+            }
+            Task { finish(.some(await outcome.value)) }
+            Task {
+                try? await Task.sleep(for: .seconds(10))
+                finish(nil)
+            }
+        }
+        #expect(answered == .some(.cancelled), "answered at once, as cancelled")
     }
 
     @Test func aRefusedConnectionIsAConnectError() async throws {

@@ -108,4 +108,19 @@ struct SQLiteTests {
             #expect(error.isCorrupt)
         }
     }
+
+    @Test func aClosedConnectionRefusesWorkAndIsFreedOnce() throws {
+        // Before: close() freed the handle and deinit freed it again; a call after close used it.
+        for _ in 0..<50 {
+            let connection = try SQLiteConnection(path: ":memory:")
+            try connection.execute("CREATE TABLE t (x)")
+            _ = try connection.statement("INSERT INTO t VALUES (?)")
+            connection.close()
+            connection.close()
+            #expect(connection.isClosed)
+            #expect(throws: SQLiteError.self) { try connection.execute("SELECT 1") }
+            #expect(throws: SQLiteError.self) { _ = try connection.statement("SELECT 1") }
+            #expect(connection.changes == 0)
+        }
+    }
 }

@@ -38,6 +38,9 @@ public struct PollRoutes: Sendable {
             }
             parameters.timeout = value
         }
+        if let text = request.queryValue("visible"), text != "0", text != "1" {
+            return .failure(Problem(status: .badRequest, detail: "visible must be 0 or 1."))
+        }
         return .success(parameters)
     }
 

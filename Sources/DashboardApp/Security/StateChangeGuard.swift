@@ -1,8 +1,8 @@
 import HTTPCore
 
 /// The checks every state-changing request (POST, PUT, PATCH, DELETE) must pass, in one place:
-/// a JSON body, the per-launch CSRF token, and, when the browser names them, the dashboard's own
-/// origin and `Sec-Fetch-Site: same-origin`.
+/// a JSON body (when there is a body), the per-launch CSRF token, and, when the browser names
+/// them, the dashboard's own origin and `Sec-Fetch-Site: same-origin`.
 public struct StateChangeGuard: Sendable {
     public static let tokenHeader = "X-CSRF-Token"
     private static let stateChangingMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
@@ -30,10 +30,14 @@ public struct StateChangeGuard: Sendable {
             return Problem(type: "/problems/cross-origin", title: "Cross-origin request refused", status: .forbidden,
                            detail: "Only the dashboard's own page may change its state.")
         }
+        // A body must be JSON; a request without one needs no Content-Type (the CSRF header below
+        // already keeps it from being a request a foreign page could send).
         let mediaType = request.headers["Content-Type"]?.split(separator: ";").first.map { String($0).trimmingHTTPWhitespace() }
-        guard let mediaType, mediaType.equalsIgnoringASCIICase("application/json") else {
-            return Problem(type: "/problems/unsupported-media-type", title: "JSON required", status: .unsupportedMediaType,
-                           detail: "Send the request body as application/json.")
+        if !request.body.isEmpty || mediaType != nil {
+            guard let mediaType, mediaType.equalsIgnoringASCIICase("application/json") else {
+                return Problem(type: "/problems/unsupported-media-type", title: "JSON required", status: .unsupportedMediaType,
+                               detail: "Send the request body as application/json.")
+            }
         }
         guard let token = request.headers[Self.tokenHeader], constantTimeEquals(token, csrfToken) else {
             return Problem(type: "/problems/csrf-token", title: "Missing or wrong CSRF token", status: .forbidden,

@@ -7,12 +7,18 @@ import Glibc
 /// One request and its response on one connection, driven by the event loop:
 /// connect -> write -> read until the response is complete -> close.
 final class ClientExchange: EventLoopHandler, @unchecked Sendable {
-    // Everything below `continuation` is touched on the loop thread only; `continuation` is
-    // handed over under the lock, so the exchange finishes exactly once from either side.
+    // Everything below `completion` is touched on the loop thread only; `completion` is handed
+    // over under the lock, so the exchange finishes exactly once, whichever of `start` and `end`
+    // comes first (a cancellation on the loop thread ends it inline, before `start`).
     private let loop: EventLoop
     private let address: ResolvedAddress
     private let timeout: Duration
-    private let finished = Mutex<CheckedContinuation<HTTPClientResponse, any Error>?>(nil)
+    private enum Completion {
+        case pending
+        case waiting(CheckedContinuation<HTTPClientResponse, any Error>)
+        case ended(Result<HTTPClientResponse, HTTPClientError>)
+    }
+    private let completion = Mutex(Completion.pending)
     private var outbound = OutboundQueue()
     private var decoder: HTTPResponseDecoder
     private var fd: Int32 = -1
@@ -29,7 +35,15 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
     }
 
     func start(_ continuation: CheckedContinuation<HTTPClientResponse, any Error>) {
-        finished.withLock { $0 = continuation }
+        let alreadyEnded = completion.withLock { state -> Result<HTTPClientResponse, HTTPClientError>? in
+            if case .ended(let result) = state { return result }
+            state = .waiting(continuation)
+            return nil
+        }
+        if let alreadyEnded {
+            continuation.resume(with: alreadyEnded.mapError { $0 as any Error })
+            return
+        }
         loop.execute { [self] in begin() }
     }
 
@@ -136,10 +150,12 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
             close(fd)
             fd = -1
         }
-        let continuation = finished.withLock { continuation in
-            defer { continuation = nil }
-            return continuation
+        let outcome = result.mapError { $0 as? HTTPClientError ?? .connectionLost("\($0)") }
+        let continuation = completion.withLock { state -> CheckedContinuation<HTTPClientResponse, any Error>? in
+            defer { state = .ended(outcome) }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
         }
-        continuation?.resume(with: result)
+        continuation?.resume(with: outcome.mapError { $0 as any Error })
     }
 }

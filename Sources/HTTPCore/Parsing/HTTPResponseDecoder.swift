@@ -78,8 +78,7 @@ struct HTTPResponseDecoder {
                 } else if let coding = headers["Transfer-Encoding"] {
                     guard coding.containsHeaderToken("chunked") else { throw .malformed("transfer coding \(coding)") }
                     phase = .chunkSize
-                } else if let lengthText = headers["Content-Length"] {
-                    guard let length = Int(lengthText), length >= 0 else { throw .malformed("Content-Length \(lengthText)") }
+                } else if let length = try contentLength() {
                     if length > maxBytes { throw .tooLarge }
                     phase = .fixed(remaining: length)
                 } else {
@@ -97,8 +96,9 @@ struct HTTPResponseDecoder {
                 let line = String(decoding: buffer[0..<end], as: UTF8.self)
                 buffer.removeSubrange(0..<(end + 2))
                 let sizeText = line.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingHTTPWhitespace() ?? ""
-                guard let size = Int(sizeText, radix: 16), size >= 0 else { throw .malformed("chunk size \(line.debugDescription)") }
-                if body.count + size > maxBytes { throw .tooLarge }
+                guard !sizeText.isEmpty, sizeText.count <= 15, sizeText.utf8.allSatisfy(isHexDigitByte),
+                      let size = Int(sizeText, radix: 16) else { throw .malformed("chunk size \(line.debugDescription)") }
+                if size > maxBytes - body.count { throw .tooLarge }
                 phase = size == 0 ? .trailers : .chunkData(remaining: size)
             case .chunkData(let remaining):
                 let left = takeBody(remaining)
@@ -134,20 +134,40 @@ struct HTTPResponseDecoder {
         return remaining - take
     }
 
+    /// The head is read as strictly as the request decoder reads requests: a server we did not
+    /// write (a homeserver, a proxy, a captive portal) may send anything.
     private mutating func parseHead(_ head: [UInt8]) throws(Failure) {
         let text = String(decoding: head, as: UTF8.self)
         var lines = text.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let code = Int(parts[1]) else {
+        guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].count == 3,
+              parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(parts[1]), (100...599).contains(code) else {
             throw .malformed("status line \(statusLine.debugDescription)")
         }
         status = code
         headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line \(line.debugDescription)") }
-            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingHTTPWhitespace())
+            let name = line[..<colon]
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { throw .malformed("header name \(String(name).debugDescription)") }
+            let value = String(line[line.index(after: colon)...]).trimmingHTTPWhitespace()
+            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                throw .malformed("control character in the value of \(name)")
+            }
+            headers.add(String(name), value)
         }
+    }
+
+    /// `Content-Length`: plain digits; several fields must agree (RFC 9112 section 6.3).
+    private func contentLength() throws(Failure) -> Int? {
+        let values = headers.values(for: "Content-Length").flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        guard let first = values.first else { return nil }
+        guard values.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 18,
+              first.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(first) else {
+            throw .malformed("Content-Length \(values.joined(separator: ", "))")
+        }
+        return length
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
