@@ -21,9 +21,11 @@ public struct DashboardApp: HTTPResponder {
     ///   - services: the store, engine, feed and error registry behind the API.
     ///   - secrets: the CSRF token, the epoch (the feed's epoch must be the same) and the access token.
     ///   - requireAccessToken: false for `--no-auth`: reads need no token.
-    public init(port: Int, staticFiles: StaticFiles, services: DashboardServices, secrets: LaunchSecrets, requireAccessToken: Bool = true) {
+    ///   - bound: the address listened on (decides the allowed `Host` names); nil is IPv4 loopback.
+    public init(port: Int, staticFiles: StaticFiles, services: DashboardServices, secrets: LaunchSecrets, requireAccessToken: Bool = true,
+                bound: SocketAddress? = nil) {
         self.secrets = secrets
-        self.hosts = HostAllowList(port: port)
+        self.hosts = HostAllowList(port: port, bound: bound)
         self.access = AccessGate(token: requireAccessToken ? secrets.accessToken : nil, port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
         self.staticFiles = staticFiles

@@ -34,6 +34,9 @@ public actor SyncEngine {
     private var dashboardVisible = false
     private var graceTask: Task<Void, Never>?
     private var withinGrace = false
+    /// Failed tries in a row, for the backoff. It resets only when a poll answers, so a server that
+    /// fails every poll still backs off further each time; `status.attempt` shows it while not live.
+    private var failuresInARow = 0
     /// Why syncing waits for the person (storage full, the upstream went back); nil otherwise.
     private var pausedBy: EngineProblem.Kind?
     private var paused: Bool { pausedBy != nil }
@@ -266,19 +269,23 @@ public actor SyncEngine {
         if online {
             clear(.noInternet)
             // A wait that was pending is moot: the cycle restarts at once, with a fresh attempt count.
+            failuresInARow = 0
             status.attempt = 0
         }
         reconcile()
     }
 
-    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure).
-    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async {
+    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure); returns
+    /// the quota now in force.
+    @discardableResult
+    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async -> Int64 {
         // Kept in the store: a restart must not forget what was bought on top of `--quota`.
         try? await store.addPurchasedBytes(bytes)
         let purchased = (try? await store.purchasedBytes()) ?? bytes
         let quota = options.quotaOverride.map { $0 + purchased } ?? newUpstreamQuota
         try? await store.setQuota(quota)
         emit(.storage(await store.storageUsage()))
+        return quota
     }
 
     // MARK: Outputs
@@ -324,7 +331,7 @@ public actor SyncEngine {
         let tag = UUID()
         self.tag = tag
         counters.cyclesStarted += 1
-        if status.attempt > 0 { counters.reconnects += 1 }
+        if failuresInARow > 0 { counters.reconnects += 1 }
         update { $0.activeCycles = 1; $0.state = .connecting; $0.retryAt = nil }
         cycleTask = Task { await self.runCycle(tag) }
     }
@@ -432,6 +439,7 @@ public actor SyncEngine {
         counters.pollsSucceeded += 1
         quickExpiries = 0
         reportOutcome(true)
+        failuresInARow = 0
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
         reportBatch(.stored)
@@ -585,7 +593,8 @@ public actor SyncEngine {
         quickExpiries = 0  // a backoff follows: whatever comes next is not a loop
         reportOutcome(false)
         reportBatch(.notStored(problem))
-        let attempt = status.attempt + 1
+        failuresInARow += 1
+        let attempt = failuresInARow
         var delay = options.backoff.delay(afterFailure: attempt, using: &random)
         delay = max(delay, atLeast)
         counters.backoff.observe(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
@@ -607,7 +616,8 @@ public actor SyncEngine {
     /// still backs off further each time.
     private func connected() {
         clear(.upstreamBehind)
-        update { $0.state = .live; $0.retryAt = nil; $0.lastSuccessAt = now() }
+        // Live shows no failure count; the backoff keeps its own until a poll answers.
+        update { $0.state = .live; $0.attempt = 0; $0.retryAt = nil; $0.lastSuccessAt = now() }
         if !outcomeWaiters.isEmpty, let tag {
             // Connected is not yet recovered: a poll refused at once (409, 500) would say otherwise.
             let clock = self.clock, settle = options.tryAgainSettle

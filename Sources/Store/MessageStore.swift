@@ -34,13 +34,17 @@ public actor MessageStore {
     private var usage: StorageUsage
     private var cursors: [AccountRole: Int64] = [:]
 
-    /// Opens (creating if needed) and migrates the store.
-    public init(location: StoreLocation) throws(StoreError) {
+    /// Opens (creating the file if needed) and migrates the store. `createFolder` makes the file's
+    /// folder (mode 0700) when it is missing: for the default location only, since a mistyped
+    /// explicit path should fail rather than leave folders anywhere.
+    public init(location: StoreLocation, createFolder: Bool = false) throws(StoreError) {
         self.location = location
-        do {
-            try location.prepareFolder()
-        } catch {
-            throw .ioFailure(SQLiteError(code: 10, message: "cannot create the folder for \(location.sqlitePath): \(error)"))
+        if createFolder {
+            do {
+                try location.prepareFolder()
+            } catch {
+                throw .ioFailure(SQLiteError(code: 10, message: "cannot create the folder for \(location.sqlitePath): \(error)"))
+            }
         }
         do {
             connection = try SQLiteConnection(path: location.sqlitePath)

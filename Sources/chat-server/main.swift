@@ -7,13 +7,26 @@ import Logging
 // chat-server: the built-in chat simulator on its own port.
 
 let help = """
-    Usage: chat-server [--host 127.0.0.1] [--port 8081] [--seed N] [--no-linked] [--quota BYTES] [--data FILE]
+    Usage: chat-server [options]
 
-    A chat server implementing the upstream protocol (/v1/*) with a control API (/sim/*) to publish
-    messages, inject faults, attach or detach the linked account and expire tokens.
-    --data FILE keeps its world (accounts, messages, quota, purchases) in that SQLite file, so a
-    restart goes on where it stopped; without it everything is forgotten when it stops.
+    The chat simulator on its own port: a chat server implementing the upstream protocol (/v1/*)
+    with a control API (/sim/*) to publish messages, inject faults, attach or detach the linked
+    account, set the quota and expire tokens. `dashboard --upstream http://HOST:PORT/` syncs with it.
+
+    Options:
+      --host HOST      address to listen on (default 127.0.0.1)
+      --port PORT      port to listen on, 0 picks a free one (default 8081)
+      --seed N         seed of the generator that draws faults, chats and senders (default 1)
+      --no-linked      start without a linked account (POST /sim/linked attaches one)
+      --quota BYTES    the storage quota sessions announce (default 50000000)
+      --data FILE      keep the world (users, messages and their ids, quota, purchases) in this
+                       SQLite file, so a restart goes on where it stopped; without it everything
+                       is forgotten when it stops, like a server reset
+      --help           show this help and exit
+      --version        print the version and exit
+
     When ready it prints "simulator listening on http://HOST:PORT/" on stdout.
+    SIGINT or SIGTERM stops it.
     """
 
 var host = "127.0.0.1", port = 8081
@@ -31,6 +44,7 @@ while let argument = arguments.popFirst() {
     }
     switch argument {
     case "--help", "-h": print(help); exit(0)
+    case "--version": print("chat-server 0.1.0"); exit(0)
     case "--host": host = value()
     case "--port":
         guard let parsed = Int(value()), (0...65535).contains(parsed) else { fail("--port must be 0...65535") }

@@ -54,7 +54,8 @@ let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? Store
 let store: MessageStore
 var reader: StoreReader?
 do {
-    store = try MessageStore(location: storeLocation)
+    // Only the default place gets its folder made; an explicit --db names an existing folder.
+    store = try MessageStore(location: storeLocation, createFolder: options.database == nil)
     if case .file(let path) = storeLocation {
         reader = try StoreReader(path: path)
     }
@@ -120,7 +121,7 @@ do {
     )
     serverBox.server = server
     let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
-                           services: services, secrets: secrets, requireAccessToken: !options.noAuth)
+                           services: services, secrets: secrets, requireAccessToken: !options.noAuth, bound: server.localAddress)
     try await server.start(responder: app)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
@@ -132,7 +133,8 @@ if !server.localAddress.isLoopback {
 log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
 await engine.activate()
 // The one place the access token is shown: open this address to get in.
-say("dashboard listening on http://\(server.localAddress)/" + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
+say("dashboard listening on http://\(HostAllowList.openableAddress(for: server.localAddress))/"
+    + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
 
 let signal = await signals.received()
 log.info("received signal \(signal), stopping")

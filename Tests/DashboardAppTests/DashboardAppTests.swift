@@ -83,16 +83,36 @@ struct DashboardAppTests {
 
     // MARK: Host allow-list
 
-    @Test(arguments: ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST:8080"])
+    @Test(arguments: ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080"])
     func ownHostsAreServed(_ host: String) async throws {
         #expect(try await send("GET", "/healthz", host: host).status == .ok)
     }
 
-    @Test(arguments: ["evil.example:8080", "127.0.0.1:9999", "localhost", "127.0.0.1", "attacker.localhost:8080", ""])
+    @Test(arguments: ["evil.example:8080", "127.0.0.1:9999", "localhost", "127.0.0.1", "attacker.localhost:8080", "",
+                      "[::1]:8080"])
     func foreignHostsAreRefused(_ host: String) async throws {
         let response = try await send("GET", "/api/session", host: host)
         #expect(response.status == .forbidden)
         #expect(try problem(response).type == "/problems/host-not-allowed")
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1", ["127.0.0.1:8080", "localhost:8080"], ["[::1]:8080", "127.0.0.2:8080"]),
+        ("127.0.0.2", ["127.0.0.2:8080", "localhost:8080"], ["127.0.0.1:8080", "[::1]:8080"]),
+        ("::1", ["[::1]:8080", "localhost:8080"], ["127.0.0.1:8080"]),
+        ("0.0.0.0", ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"], ["192.168.1.5:8080"]),
+        ("192.168.1.5", ["192.168.1.5:8080"], ["127.0.0.1:8080", "localhost:8080"]),
+    ])
+    func theHostNamesFollowTheAddressListenedOn(_ bound: String, _ allowed: [String], _ refused: [String]) {
+        let list = HostAllowList(port: 8080, bound: SocketAddress(host: bound, port: 8080))
+        for host in allowed { #expect(list.allows(host), "\(bound) allows \(host)") }
+        for host in refused { #expect(!list.allows(host), "\(bound) refuses \(host)") }
+    }
+
+    @Test func theAddressPrintedIsOneABrowserCanOpen() {
+        #expect(HostAllowList.openableAddress(for: SocketAddress(host: "0.0.0.0", port: 80)) == "127.0.0.1:80")
+        #expect(HostAllowList.openableAddress(for: SocketAddress(host: "::", port: 80)) == "[::1]:80")
+        #expect(HostAllowList.openableAddress(for: SocketAddress(host: "127.0.0.2", port: 80)) == "127.0.0.2:80")
     }
 
     @Test func aRequestWithoutHostIsRefused() async throws {

@@ -29,6 +29,14 @@ struct DashboardOptionsTests {
         #expect(parsed.publicDirectory == nil)
     }
 
+    @Test func hostsAreAddressesOrLocalhostAndBracketsAreFine() throws {
+        #expect(try options(["--host", "[::1]"]).host == "::1")
+        #expect(try options(["--host", "::1"]).host == "::1")
+        #expect(try options(["--host", "localhost"]).host == "localhost")
+        #expect(try options(["--host", "0.0.0.0"]).host == "0.0.0.0")
+        #expect(usageError(["--host", "no-such-host.invalid"])?.hasPrefix("--host must be an IP address") == true, "a bad flag: exit 2")
+    }
+
     @Test func holdSecondsIsOneToSixty() throws {
         #expect(try options([]).holdSeconds == 25)
         #expect(try options(["--hold-seconds", "3"]).holdSeconds == 3)

@@ -12,6 +12,18 @@ struct DashboardCLITests {
         #expect(exit.stdout.contains("--port"))
     }
 
+    @Test func theHelpAndTheREADMEListTheSameFlags() async throws {
+        let help = try await ChildProcess.run("dashboard", ["--help"]).stdout
+        let readme = try String(contentsOf: ReadmeWalkthroughTests.readme, encoding: .utf8)
+        let section = readme.components(separatedBy: "## Command line").dropFirst().first?.components(separatedBy: "\n## ").first ?? ""
+        let flag = /--[a-z][a-z-]+/
+        let inHelp = Set(help.matches(of: flag).map { String($0.output) })
+        let inREADME = Set(section.matches(of: flag).map { String($0.output) })
+        #expect(inHelp.subtracting(inREADME).isEmpty, "in --help, not in the README: \(inHelp.subtracting(inREADME).sorted())")
+        #expect(inREADME.subtracting(inHelp).subtracting(["--seed", "--no-linked", "--data"]).isEmpty,
+                "in the README, not in --help: \(inREADME.subtracting(inHelp).sorted())")
+    }
+
     @Test func versionPrintsOneLine() async throws {
         let exit = try await ChildProcess.run("dashboard", ["--version"])
         #expect(exit.status == 0)
@@ -80,7 +92,12 @@ struct DashboardCLITests {
     @Test func theStoreIsCreatedWhereDbSaysAndKeptAcrossRuns() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-db-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/nested/store.sqlite"
+        let missing = try await ChildProcess.run("dashboard", ["--port", "0", "--db", folder + "/nested/store.sqlite"])
+        #expect(missing.status == 1, "a folder that is not there is not made: a typo must not scatter folders")
+        #expect(missing.stderr.hasPrefix("dashboard: cannot open the store at \(folder)/nested/store.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: folder))
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/store.sqlite"
         let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", path])
         _ = try await readyLines(dashboard)
         #expect(FileManager.default.fileExists(atPath: path))
@@ -192,7 +209,9 @@ struct DashboardCLITests {
     @Test func aNonLoopbackHostPrintsAWarning() async throws {
         let dashboard = try ChildProcess("dashboard", ["--host", "0.0.0.0", "--port", "0", "--db", ":memory:"])
         let line = try await readyLines(dashboard).dashboard
-        #expect(line.hasPrefix("dashboard listening on http://0.0.0.0:"))
+        #expect(line.hasPrefix("dashboard listening on http://127.0.0.1:"), "an address a browser can open: \(line)")
+        let endpoint = try DashboardEndpoint(readyLine: line)
+        #expect(try await RawClient.run { try endpoint.get("/api/session").status } == 200, "and it answers")
         dashboard.signal(SIGTERM)
         let exit = await dashboard.waitForExit()
         #expect(exit.stderr.contains("WARNING"))

@@ -16,6 +16,7 @@ struct RestartTests {
 
     @Test func theBuiltInSimulatorKeepsItsWorldAndTheBoughtQuotaAcrossARestart() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let arguments = ["--port", "0", "--db", folder + "/store.sqlite", "--always-on", "--log-level", "warning"]
 

@@ -84,7 +84,7 @@ struct RestartTests {
         _ = await harness.upstream.next(.messages)
         #expect(announced().count == before, "4 s later: not worth waking every tab")
         harness.clock.advance(by: .seconds(25))
-        await harness.upstream.openCalls(.messages).first!.succeed(answer())
+        harness.upstream.openCalls(.messages).first!.succeed(answer())
         _ = await harness.upstream.next(.messages)
         #expect(announced().count == before + 1, "after a whole hold: the page hears of it")
         #expect(announced().last == EngineHarness.epoch.addingTimeInterval(29))

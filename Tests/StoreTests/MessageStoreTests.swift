@@ -350,7 +350,11 @@ struct StoreLocationTests {
     @Test func theFolderIsCreatedPrivate() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path + "/xdg/lp-dashboard/store.sqlite"
-        let store = try MessageStore(location: .file(path))
+        #expect(throws: StoreError.self, "an explicit path in a missing folder is an error") {
+            _ = try MessageStore(location: .file(path))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/xdg"), "and leaves no folders behind")
+        let store = try MessageStore(location: .file(path), createFolder: true)
         #expect(try await store.integrityCheck())
         let attributes = try FileManager.default.attributesOfItem(atPath: folder.path + "/xdg/lp-dashboard")
         #expect((attributes[.posixPermissions] as? Int) == 0o700)

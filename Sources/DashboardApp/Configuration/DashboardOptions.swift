@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The dashboard's command line, parsed by hand (CONTRACT section 2).
 public struct DashboardOptions: Sendable, Equatable {
@@ -45,7 +48,9 @@ public struct DashboardOptions: Sendable, Equatable {
         A local web dashboard for a long-poll chat sync engine.
 
         Options:
-          --host HOST        address to listen on (default 127.0.0.1; others print a warning)
+          --host HOST        address to listen on: 127.0.0.1 (default), ::1 or [::1], localhost,
+                             or another address of this machine (not loopback: prints a warning);
+                             0.0.0.0 or :: listen on every address
           --port PORT        port to listen on, 0 picks a free one (default 8080)
           --public DIR       folder of the page's static files (default: the Public/ folder
                              of this checkout, found next to the binary or its sources)
@@ -76,6 +81,11 @@ public struct DashboardOptions: Sendable, Equatable {
         has no token. SIGINT or SIGTERM stops it gracefully.
         """
 
+    static func isNumericAddress(_ host: String) -> Bool {
+        var address4 = in_addr(), address6 = in6_addr()
+        return inet_pton(AF_INET, host, &address4) == 1 || inet_pton(AF_INET6, host, &address6) == 1
+    }
+
     public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         var options = DashboardOptions()
         var remaining = arguments[...]
@@ -99,8 +109,13 @@ public struct DashboardOptions: Sendable, Equatable {
             case "--version":
                 return .version
             case "--host":
-                let host = try value()
-                guard !host.isEmpty else { throw UsageError(message: "--host needs a non-empty address") }
+                let text = try value()
+                guard !text.isEmpty else { throw UsageError(message: "--host needs a non-empty address") }
+                // `[::1]` as in a URL, or `::1`; a numeric address or localhost (no name lookups).
+                let host = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+                guard host == "localhost" || Self.isNumericAddress(host) else {
+                    throw UsageError(message: "--host must be an IP address of this machine or localhost, not \(text.debugDescription)")
+                }
                 options.host = host
             case "--port":
                 let text = try value()

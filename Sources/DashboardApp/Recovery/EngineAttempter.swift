@@ -105,8 +105,8 @@ struct EngineAttempter: RecoveryAttempter {
         do {
             let token = try await engine.tokenForCall()
             let quota = try await engine.upstreamAPI.purchaseStorage(token: token, bytes: bytes, idempotencyKey: key)
-            await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
-            log.info("bought \(bytes) bytes; quota now \(quota)")
+            let effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
+            log.info("bought \(bytes) bytes; quota now \(effective)")
         } catch .paymentDeclined {
             var declined = ErrorCatalog.purchaseDeclined(bytes: bytes, debug: "402 from the upstream for key \(key)", at: now())
             // Retrying the declined purchase uses the very same key.

@@ -34,7 +34,7 @@ public struct PollRoutes: Sendable {
         }
         if let text = request.queryValue("timeout") {
             guard let value = Int(text), (0...maxTimeout).contains(value) else {
-                return .failure(Problem(status: .badRequest, detail: "timeout must be 0 to \(maxTimeout) seconds."))
+                return .failure(Problem(status: .badRequest, detail: "timeout must be a whole number of seconds from 0 to \(maxTimeout)."))
             }
             parameters.timeout = value
         }

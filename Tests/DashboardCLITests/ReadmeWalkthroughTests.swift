@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The README's curl walkthrough, taken from README.md itself and run as written against the real
+/// binary, so the README cannot drift from the product: every `<!-- walkthrough -->` block in
+/// order, in one shell, each line ending in `# -> TEXT` checked to print something containing TEXT.
+@Suite("README walkthrough")
+struct ReadmeWalkthroughTests {
+    static let readme = BrowserTests.repositoryRoot.appendingPathComponent("README.md")
+
+    /// The shell blocks marked `<!-- walkthrough -->`, in order.
+    static func blocks(of text: String) -> [[String]] {
+        var blocks: [[String]] = []
+        var lines = text.components(separatedBy: "\n")[...]
+        while let line = lines.popFirst() {
+            guard line.trimmingCharacters(in: .whitespaces) == "<!-- walkthrough -->", lines.first?.hasPrefix("```") == true else { continue }
+            lines.removeFirst()
+            var block: [String] = []
+            while let next = lines.popFirst(), !next.hasPrefix("```") { block.append(next) }
+            blocks.append(block)
+        }
+        return blocks
+    }
+
+    /// One bash script: `swift run dashboard` becomes the built binary on a free port; a line
+    /// with `# -> TEXT` fails the script when its output lacks TEXT.
+    static func script(_ blocks: [[String]], binary: String) -> String {
+        // Whatever happens, nothing started in the background outlives the script.
+        var script = "set -uo pipefail\ntrap 'kill $(jobs -p) 2> /dev/null' EXIT\n"
+        var lines: [String] = []
+        for line in blocks.joined() {
+            // A command continued with a backslash is one line here, its `# -> ` at the end.
+            if let last = lines.last, last.hasSuffix("\\") {
+                lines[lines.count - 1] = String(last.dropLast()) + " " + line.trimmingCharacters(in: .whitespaces)
+            } else {
+                lines.append(line)
+            }
+        }
+        for line in lines {
+            var line = line.replacingOccurrences(of: "swift run dashboard", with: "'\(binary)' --port 0")
+            guard let marker = line.range(of: "# -> ") else {
+                script += line + "\n"
+                continue
+            }
+            let expected = String(line[marker.upperBound...]).trimmingCharacters(in: .whitespaces)
+            line = String(line[..<marker.lowerBound])
+            let quoted = "'" + expected.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+            let command = line.trimmingCharacters(in: .whitespaces)
+            script += """
+                out=$(\(command)); printf '%s\\n' "$out"; expected=\(quoted)
+                if [[ "$out" != *"$expected"* ]]; then echo "README says: $expected; got: $out"; exit 1; fi
+
+                """
+        }
+        return script + "echo WALKTHROUGH-DONE\n"
+    }
+
+    @Test func theCurlWalkthroughRunsAsWritten() throws {
+        let text = try String(contentsOf: Self.readme, encoding: .utf8)
+        let blocks = Self.blocks(of: text)
+        #expect(blocks.count == 2, "the walkthrough blocks are there")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walkthrough-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scriptURL = folder.appendingPathComponent("walkthrough.sh")
+        try Self.script(blocks, binary: ChildProcess.binaryPath("dashboard")).write(to: scriptURL, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["120", "/bin/bash", scriptURL.path]
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(printed)")
+        #expect(printed.hasSuffix("WALKTHROUGH-DONE\n"), "\(printed)")
+    }
+}
