@@ -21,28 +21,20 @@ struct BrowserTests {
 
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func everyStateWorksInABrowser() async throws {
-        try runScript("dashboard_page_test.py", [ChildProcess.binaryPath("dashboard")])
+        try await runScript("dashboard_page_test.py", [ChildProcess.binaryPath("dashboard")])
     }
 
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func everyRecoveryFlowWorksWhenClickedAsAPersonDoes() async throws {
-        try runScript("recovery_flows_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
+        try await runScript("recovery_flows_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
     }
 
-    private func runScript(_ name: String, _ binaries: [String]) throws {
+    private func runScript(_ name: String, _ binaries: [String]) async throws {
         let screenshots = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-screenshots").path
         let script = Self.repositoryRoot.appendingPathComponent("Tests/Browser/\(name)").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + binaries + [screenshots]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, text) = try await runToCompletion("/usr/bin/env", ["python3", script] + binaries + [screenshots])
         print(text)
-        #expect(process.terminationStatus == 0, "\(name) failed; screenshots in \(screenshots)\n\(text)")
+        #expect(status == 0, "\(name) failed; screenshots in \(screenshots)\n\(text)")
         #expect(text.contains(" passed, 0 failed"))
     }
 }

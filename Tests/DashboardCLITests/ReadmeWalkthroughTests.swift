@@ -56,7 +56,7 @@ struct ReadmeWalkthroughTests {
         return script + "echo WALKTHROUGH-DONE\n"
     }
 
-    @Test func theCurlWalkthroughRunsAsWritten() throws {
+    @Test func theCurlWalkthroughRunsAsWritten() async throws {
         let text = try String(contentsOf: Self.readme, encoding: .utf8)
         let blocks = Self.blocks(of: text)
         #expect(blocks.count == 2, "the walkthrough blocks are there")
@@ -66,17 +66,8 @@ struct ReadmeWalkthroughTests {
         let scriptURL = folder.appendingPathComponent("walkthrough.sh")
         try Self.script(blocks, binary: ChildProcess.binaryPath("dashboard")).write(to: scriptURL, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["120", "/bin/bash", scriptURL.path]
-        process.currentDirectoryURL = folder
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(printed)")
-        #expect(printed.hasSuffix("WALKTHROUGH-DONE\n"), "\(printed)")
+        let (status, printed) = try await runToCompletion("/usr/bin/timeout", ["120", "/bin/bash", "-x", scriptURL.path], in: folder)
+        #expect(status == 0, "\(printed)")
+        #expect(printed.contains("\nWALKTHROUGH-DONE\n"), "\(printed)")
     }
 }

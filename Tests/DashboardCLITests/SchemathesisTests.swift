@@ -15,17 +15,9 @@ struct SchemathesisTests {
     }
 
     @Test(.enabled(if: installed || BrowserTests.required, "needs schemathesis from PyPI (.ci/run installs it)"))
-    func everyOperationConformsToTheDescription() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.script, ChildProcess.binaryPath("dashboard")]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+    func everyOperationConformsToTheDescription() async throws {
+        let (status, text) = try await runToCompletion("/bin/bash", [Self.script, ChildProcess.binaryPath("dashboard")])
         print(text)
-        #expect(process.terminationStatus == 0, "schemathesis found failures:\n\(text)")
+        #expect(status == 0, "schemathesis found failures:\n\(text)")
     }
 }

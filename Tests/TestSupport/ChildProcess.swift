@@ -116,3 +116,30 @@ public final class ChildProcess: Sendable {
         try await ChildProcess(executable, arguments).waitForExit()
     }
 }
+
+/// Runs a program to its end without holding a thread of the cooperative pool (a test that
+/// blocked one while a browser or a script runs for a minute would starve the tests beside it):
+/// the output is read on a thread of its own. Returns the exit status and everything printed.
+public func runToCompletion(_ executable: String, _ arguments: [String], in folder: URL? = nil) async throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let folder { process.currentDirectoryURL = folder }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output: String = await withCheckedContinuation { continuation in
+        Thread {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            continuation.resume(returning: String(decoding: data, as: UTF8.self))
+        }.start()
+    }
+    let status: Int32 = await withCheckedContinuation { continuation in
+        Thread {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
+        }.start()
+    }
+    return (status, output)
+}
