@@ -37,6 +37,7 @@ public actor ChatSimulator {
     private var purchases: [String: Int64] = [:]
     private var purchaseCount = 0
     private var autoTask: Task<Void, Never>?
+    private var autoRate: Double = 0
     private var statistics = SimulatorStatistics()
     /// Where the world is kept across restarts; nil keeps it in memory only.
     private let worldFile: SimulatorWorldFile?
@@ -306,10 +307,7 @@ public actor ChatSimulator {
             guard let body = Self.decode(Body.self, request), body.bytes >= 0 else {
                 return Self.error(.badRequest, "body must be {\"bytes\": n} with n >= 0")
             }
-            // The next session announces it; expiring the token makes the engine ask at once.
-            quota = body.bytes
-            keepSettings()
-            expireTokens()
+            setQuota(body.bytes)
             return Self.json(["storageQuotaBytes": quota])
         case ("POST", "/sim/expire-token"):
             expireTokens()
@@ -384,6 +382,13 @@ public actor ChatSimulator {
         expireTokens()
     }
 
+    /// Sets the quota the next session announces; the token expires, so the engine asks at once.
+    public func setQuota(_ bytes: Int64) {
+        quota = bytes
+        keepSettings()
+        expireTokens()
+    }
+
     public func expireTokens() {
         tokens.removeAll()
         for id in Array(polls.keys) {
@@ -394,6 +399,7 @@ public actor ChatSimulator {
     public func setAutoRate(_ perSecond: Double) {
         autoTask?.cancel()
         autoTask = nil
+        autoRate = perSecond
         guard perSecond > 0 else { return }
         // At most one tick an hour: a rate like 1e-300 must not overflow the sleep (found by schemathesis).
         let interval = min(3600, max(0.01, 1 / perSecond))
@@ -427,6 +433,7 @@ public actor ChatSimulator {
         snapshot.linkedUserId = linkedUserId
         snapshot.faultMode = faults.mode
         snapshot.faultRate = faults.rate
+        snapshot.autoPerSecond = autoRate
         return snapshot
     }
 
@@ -477,4 +484,6 @@ public struct SimulatorStatistics: Codable, Sendable {
     public var linkedUserId: Int64?
     public var faultMode: FaultMode = .none
     public var faultRate: Double = 1
+    /// Messages generated per second in the background (`/sim/auto`); 0 when off.
+    public var autoPerSecond: Double = 0
 }

@@ -42,7 +42,12 @@ public struct DashboardApp: HTTPResponder {
         state.register(in: &router)
         PollRoutes(services: services, state: state).register(in: &router)
         ErrorRoutes(services: services).register(in: &router)
-        SimulatorRoutes(simulator: services.simulator).register(in: &router)
+        let store = services.store
+        let filler = services.simulator.map { simulator in
+            StorageFiller(simulator: simulator, usage: { await store.storageUsage() },
+                          quotaFromUpstream: services.engine.options.quotaOverride == nil)
+        }
+        SimulatorRoutes(simulator: services.simulator, filler: filler).register(in: &router)
         MetricsRoutes(services: services).register(in: &router)
         self.router = router
     }

@@ -12,7 +12,7 @@ import Upstream
 /// current one and otherwise drops its result (counted in `staleResultsDropped`). `stop()`
 /// clears the tag and cancels the cycle's task, which cancels the request in flight and any wait.
 public actor SyncEngine {
-    public let options: EngineOptions
+    public nonisolated let options: EngineOptions
     private let store: MessageStore
     private let upstream: any UpstreamAPI
     private let clock: any Clock<Duration>

@@ -158,14 +158,17 @@ public actor ErrorRegistry {
         running[errorID] = nil
         let answer = AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: optionID, result: result)
         answers[idempotencyKey] = (answer, ContinuousClock.now)
-        let succeeded = result == .recovered
+        let succeeded: Bool
+        let summary: String?
+        if case .recovered(let said) = result { (succeeded, summary) = (true, said) } else { (succeeded, summary) = (false, nil) }
         let reason: String? = if case .failed(let next) = result, option.role != .cancel { next.lastFailedAttempt?.reason ?? failureReason } else { nil }
         let at = now()
         updateRecord(errorID) {
-            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at, reason: reason))
+            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at, reason: reason,
+                                             summary: summary))
         }
         await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
-                                                       status: succeeded ? .recovered : .failed, reason: reason))
+                                                       status: succeeded ? .recovered : .failed, reason: reason, summary: summary))
         return answer
     }
 
@@ -227,4 +230,6 @@ public struct AttemptRecord: Sendable, Equatable {
     public var at: Date
     /// Why it did not help, when it did not.
     public var reason: String?
+    /// What it did, when it worked and the attempter said.
+    public var summary: String?
 }

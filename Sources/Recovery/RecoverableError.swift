@@ -45,6 +45,8 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
 
     public static let tryAgain = RecoveryOption(id: "try-again", title: "Try again", role: .default)
     public static let cancel = RecoveryOption(id: "cancel", title: "Cancel", role: .cancel)
+    /// Cancel where it only hides the problem (the engine stays as it is), named for that.
+    public static let notNow = RecoveryOption(id: "cancel", title: "Not now", role: .cancel)
     public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space")
     public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
     public static let resync = RecoveryOption(id: "resync", title: "Keep these and sync again", role: .default)
@@ -126,9 +128,14 @@ public struct FailedAttempt: Sendable, Equatable {
 
 /// How an attempt ended.
 public enum AttemptResult: Sendable, Equatable {
-    case recovered
+    /// The option worked; `summary` says what it did where that is worth telling
+    /// ("Added 10 MB of storage: you now have 10.0 MB.").
+    case recovered(summary: String?)
     /// The option did not help; `error` is what the user should see now.
     case failed(UserFacingError)
+
+    /// Recovered, with nothing more to say than that.
+    public static var recovered: AttemptResult { .recovered(summary: nil) }
 }
 
 /// Runs the options of one kind of error. Asynchronous: an option may call the upstream.
@@ -162,13 +169,17 @@ public struct AttemptProgress: Sendable, Equatable {
     public var status: Status
     /// Why it did not help, once it ended without helping.
     public var reason: String?
+    /// What it did, once it recovered, where the attempter said.
+    public var summary: String?
 
-    public init(errorID: String, attemptID: String, optionID: String, optionTitle: String, status: Status, reason: String? = nil) {
+    public init(errorID: String, attemptID: String, optionID: String, optionTitle: String, status: Status, reason: String? = nil,
+                summary: String? = nil) {
         self.errorID = errorID
         self.attemptID = attemptID
         self.optionID = optionID
         self.optionTitle = optionTitle
         self.status = status
         self.reason = reason
+        self.summary = summary
     }
 }

@@ -141,6 +141,18 @@ struct ChatSimulatorTests {
         #expect(sent == SentBody(primary: [1, 2], linked: []))
     }
 
+    @Test func statsTellTheFaultModeAndTheBackgroundRateSoAReloadedPanelCanShowThem() async throws {
+        let simulator = ChatSimulator()
+        _ = try await respond(simulator, request("POST", "/sim/faults", body: #"{"mode":"error500","rate":0.5}"#))
+        _ = try await respond(simulator, request("POST", "/sim/auto", body: #"{"perSecond":2.5}"#))
+        let stats = try JSONDecoder().decode(SimulatorStatistics.self, from: Data(try await respond(simulator, request("GET", "/sim/stats")).body))
+        #expect(stats.faultMode == .error500)
+        #expect(stats.faultRate == 0.5)
+        #expect(stats.autoPerSecond == 2.5)
+        await simulator.setAutoRate(0)
+        #expect(await simulator.stats().autoPerSecond == 0)
+    }
+
     @Test func aWorldFileKeepsAccountsMessagesQuotaAndPurchasesAcrossARestart() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-world-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }

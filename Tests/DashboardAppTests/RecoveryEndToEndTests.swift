@@ -20,7 +20,8 @@ struct RecoveryEndToEndTests {
         let services: DashboardServices
     }
 
-    private func world(quota: Int64) async throws -> World {
+    /// `quota` nil: the simulator's quota is the one in force (no `--quota`).
+    private func world(quota: Int64?) async throws -> World {
         let loop = try EventLoop(name: "recovery-test")
         let simulator = try await SimulatorServer.start(configuration: SimulatorConfiguration(linkedAtStart: false), loop: loop)
         let store = try MessageStore(location: .memory)
@@ -58,7 +59,8 @@ struct RecoveryEndToEndTests {
         #expect(await world.store.cursor(for: .primary) == nil, "nothing stored")
 
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
-        #expect(answer.result == .recovered)
+        #expect(answer.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."),
+                "2 KB plus the 10 MB bought")
         #expect(try await until { await world.store.cursor(for: .primary) == 40 })
         let stored = try await world.store.messages(of: .primary, limit: 500).messages.map(\.id).sorted()
         #expect(stored == (await world.simulator.simulator.sent().primary))
@@ -75,7 +77,8 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.publish(account: "primary", count: 10)
         let error = try await outOfSpace(world)
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
-        #expect(answer.result == .recovered)
+        guard case .recovered(let summary?) = answer.result else { Issue.record("expected a recovery that says what it removed"); return }
+        #expect(summary.hasPrefix("Removed the ") && summary.contains(" oldest messages ("), "\(summary)")
         #expect(try await until { await world.store.cursor(for: .primary) == 50 })
         let usage = await world.store.storageUsage()
         #expect(usage.usedBytes <= 4500)
@@ -97,7 +100,7 @@ struct RecoveryEndToEndTests {
 
         await world.simulator.simulator.setFaults(FaultSettings(mode: .none))
         let retried = try await world.services.registry.attempt(errorID: next.id, optionID: "try-again", idempotencyKey: "k2")
-        #expect(retried.result == .recovered)
+        #expect(retried.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."))
         #expect(try await until { await world.store.cursor(for: .primary) == 40 })
         #expect(await world.simulator.simulator.stats().purchases == 1)
         await world.services.engine.stop()
@@ -111,6 +114,57 @@ struct RecoveryEndToEndTests {
         guard case .failed(let banner) = answer.result else { Issue.record("expected the error to stay"); return }
         #expect(banner.id == error.id && banner.presentation == .banner)
         #expect(await world.services.engine.connectionStatus().state == .paused)
+        await world.services.engine.stop()
+    }
+
+    // MARK: Fill storage (the simulator panel's button)
+
+    private func filler(_ world: World) -> StorageFiller {
+        let store = world.store
+        return StorageFiller(simulator: world.simulator.simulator, usage: { await store.storageUsage() },
+                             quotaFromUpstream: world.services.engine.options.quotaOverride == nil)
+    }
+
+    private func fillsStorage(_ world: World) async throws {
+        guard case .success = await filler(world).fill() else { Issue.record("fill refused"); return }
+        _ = try await outOfSpace(world)
+    }
+
+    private func buySpace(_ world: World) async throws {
+        let error = try await outOfSpace(world)
+        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: UUID().uuidString)
+        guard case .recovered = answer.result else { Issue.record("the purchase did not recover"); return }
+    }
+
+    @Test func fillStorageWorksWithTheUpstreamsQuotaBeforeAndAfterBuyingSpace() async throws {
+        let world = try await world(quota: nil)
+        await world.simulator.simulator.publish(account: "primary", count: 5)
+        #expect(try await until { await world.store.cursor(for: .primary) == 5 })
+        try await fillsStorage(world)
+        try await buySpace(world)
+        #expect((await world.store.storageUsage().quotaBytes ?? 0) > 10_000_000)
+        try await fillsStorage(world)
+        await world.services.engine.stop()
+    }
+
+    @Test func fillStorageWorksUnderAFixedQuotaBeforeAndAfterBuyingSpace() async throws {
+        let world = try await world(quota: 3000)
+        await world.simulator.simulator.publish(account: "primary", count: 5)
+        #expect(try await until { await world.store.cursor(for: .primary) == 5 })
+        try await fillsStorage(world)
+        try await buySpace(world)
+        let announced = await world.simulator.simulator.stats().quotaBytes
+        try await fillsStorage(world)
+        #expect(await world.simulator.simulator.stats().quotaBytes == announced, "the simulator's quota plays no part under --quota")
+        await world.services.engine.stop()
+    }
+
+    @Test func fillStorageRefusesToFloodTheSimulatorAndSaysWhy() async throws {
+        let world = try await world(quota: 500_000_000)
+        #expect(try await until { await world.store.storageUsage().quotaBytes == 500_000_000 })
+        guard case .failure(let refusal) = await filler(world).fill() else { Issue.record("expected a refusal"); return }
+        #expect(refusal.detail.contains("smaller --quota"))
+        #expect(await world.simulator.simulator.stats().published == 0)
         await world.services.engine.stop()
     }
 }
@@ -181,4 +235,5 @@ struct AttemptsAPITests {
         #expect(state != .stopped, "a visible tab started syncing")
         await services.engine.stop()
     }
+
 }

@@ -78,7 +78,8 @@ struct FeedPresenter: ErrorPresenter {
 
     func attemptChanged(_ progress: AttemptProgress) async {
         await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, attemptId: progress.attemptID, option: progress.optionID,
-                                                   title: progress.optionTitle, status: progress.status.rawValue, reason: progress.reason))
+                                                   title: progress.optionTitle, status: progress.status.rawValue, reason: progress.reason,
+                                                   summary: progress.summary))
     }
 }
 

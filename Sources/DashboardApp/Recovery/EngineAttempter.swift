@@ -92,7 +92,7 @@ struct EngineAttempter: RecoveryAttempter {
         }
         log.info("freed \(removed.bytes) bytes: \(removed.messageCount) message(s)")
         await self.removed(removed)
-        let what = "Removed \(removed.messageCount) message\(removed.messageCount == 1 ? "" : "s") (\(ErrorCatalog.megabytes(removed.bytes)))"
+        let what = "Removed the \(removed.messageCount == 1 ? "oldest message" : "\(removed.messageCount) oldest messages") (\(ErrorCatalog.megabytes(removed.bytes)))"
         return await storeWaitingBatch(shown: shown, after: what)
     }
 
@@ -102,10 +102,11 @@ struct EngineAttempter: RecoveryAttempter {
         let needed = shown.extensions["neededBytes"] ?? 0
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = shown.attemptContext["purchaseKey"] ?? "buy-space-" + shown.id
+        let effective: Int64
         do {
             let token = try await engine.tokenForCall()
             let quota = try await engine.upstreamAPI.purchaseStorage(token: token, bytes: bytes, idempotencyKey: key)
-            let effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
+            effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
             log.info("bought \(bytes) bytes; quota now \(effective)")
         } catch .paymentDeclined {
             var declined = ErrorCatalog.purchaseDeclined(bytes: bytes, debug: "402 from the upstream for key \(key)", at: now())
@@ -118,21 +119,24 @@ struct EngineAttempter: RecoveryAttempter {
             failed.debug = "purchase failed: \(error)"
             return .failed(failed.failing(because: "The chat service could not be reached to buy space. Nothing was charged."))
         }
-        let outcome = await storeWaitingBatch(shown: shown, after: "Bought \(ErrorCatalog.megabytes(bytes))")
+        let bought = "Added \(ErrorCatalog.megabytes(bytes)) of storage: you now have \(ErrorCatalog.megabytes(effective))"
+        let outcome = await storeWaitingBatch(shown: shown, after: bought)
         if case .failed = outcome, shown.type == "/problems/purchase-declined" {
-            // The purchase went through: the declined error is over whatever happens next.
-            return .recovered
+            // The purchase went through: the declined error is over whatever happens next (the
+            // out-of-space error, still open, says what stands in the way now).
+            return .recovered(summary: bought + ".")
         }
         return outcome
     }
 
     /// Resumes syncing and answers once the messages that waited are stored, or with what stands
-    /// in the way; `done` says what the option did first ("Removed 12 messages (2 KB)").
+    /// in the way; `done` says what the option did first ("Removed the 12 oldest messages (2 KB)"),
+    /// and the answer says it either way.
     private func storeWaitingBatch(shown: UserFacingError, after done: String?) async -> AttemptResult {
         let problem: EngineProblem?
         switch await engine.resumeAndWait() {
         case .stored:
-            return .recovered
+            return .recovered(summary: done.map { "\($0). The messages that waited are stored and syncing goes on." })
         case .notStored(let reason):
             problem = reason
         }

@@ -66,7 +66,8 @@ enum ErrorCatalog {
         extensions["quotaBytes"] = quota
         extensions["neededBytes"] = problem.neededBytes
         if problem.diskFull { extensions["diskFull"] = 1 }
-        var options: [RecoveryOption] = [.cancel]
+        // Cancel here only hides the view (syncing stays paused), so it says so.
+        var options: [RecoveryOption] = [.notNow]
         if let plan = freeSpacePlan {
             options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan)))
             extensions["freeSpaceMessages"] = Int64(plan.messageCount)

@@ -47,26 +47,30 @@ struct AttemptBody: Encodable, Sendable {
     var attemptId: String
     var status: String
     var error: ErrorBody?
+    /// What a recovered attempt did, in words ("Added 10 MB of storage: ..."), when there is more to say.
+    var summary: String?
 
     init(_ answer: ErrorRegistry.AttemptAnswer) {
         attemptId = answer.attemptID
         switch answer.result {
-        case .recovered:
+        case .recovered(let said):
             status = "recovered"
             error = nil
+            summary = said
         case .failed(let next):
             status = "failed"
             error = ErrorBody(next)
         }
     }
 
-    enum CodingKeys: String, CodingKey { case attemptId, status, error }
+    enum CodingKeys: String, CodingKey { case attemptId, status, error, summary }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(attemptId, forKey: .attemptId)
         try container.encode(status, forKey: .status)
         try container.encode(error, forKey: .error)
+        try container.encodeIfPresent(summary, forKey: .summary)
     }
 }
 
@@ -78,4 +82,5 @@ struct AttemptEvent: Encodable, Sendable {
     var title: String
     var status: String
     var reason: String?
+    var summary: String?
 }

@@ -1,13 +1,18 @@
 import ChatSimulator
 import Foundation
 import HTTPCore
+import Store
 
 /// `/api/simulator/{action}`: the built-in simulator's control API for the page, behind the same
 /// Host, token, CSRF and Origin checks as everything else, and answering like the rest of the API:
 /// each action with its own method (405 with `Allow` otherwise), errors as problem+json. Absent
 /// (404) with an external upstream.
+///
+/// One action is the dashboard's own: `fill` makes storage full from whatever it is now (see
+/// ``StorageFiller``).
 struct SimulatorRoutes {
     let simulator: ChatSimulator?
+    let filler: StorageFiller?
 
     /// The simulator's control calls and the method each takes.
     static let actions: [(name: String, method: String)] = [
@@ -21,12 +26,23 @@ struct SimulatorRoutes {
                 try await forward(request, action: action.name, context: context)
             }
         }
+        router.add("POST", "/api/simulator/fill") { _, _, _ in
+            guard let filler else { return Self.noSimulator }
+            switch await filler.fill() {
+            case .success(let filled):
+                return try JSONResponse.make(filled)
+            case .failure(let refusal):
+                return Problem(status: .conflict, detail: refusal.detail).response
+            }
+        }
+    }
+
+    private static var noSimulator: HTTPResponse {
+        Problem(status: .notFound, detail: "The simulator is not built in: the dashboard syncs with --upstream.").response
     }
 
     private func forward(_ request: HTTPRequest, action: String, context: RequestContext) async throws -> HTTPResponse {
-        guard let simulator else {
-            return Problem(status: .notFound, detail: "The simulator is not built in: the dashboard syncs with --upstream.").response
-        }
+        guard let simulator else { return Self.noSimulator }
         var forwarded = request
         forwarded.target = "/sim/" + action + (request.query.map { "?" + $0 } ?? "")
         let answer = try await SimulatorResponder(simulator: simulator).respond(to: forwarded, context: context)
@@ -35,5 +51,49 @@ struct SimulatorRoutes {
         struct SimulatorError: Decodable { var error: String }
         let detail = (try? JSONDecoder().decode(SimulatorError.self, from: Data(answer.body)))?.error ?? "The simulator refused that."
         return Problem(status: answer.status, detail: detail.prefix(1).uppercased() + detail.dropFirst() + ".").response
+    }
+}
+
+/// "Fill storage" for demos and tests: makes the next messages not fit, whatever the quota is now
+/// (bought space included).
+///
+/// When the quota comes from the upstream, the simulator announces one just above what is stored
+/// and publishes a few messages. Under `--quota` the upstream's figure is not used, so it publishes
+/// messages of about 4 KB until they add up to more than the free space, up to `maximumPublished`
+/// (beyond that it refuses and says why, rather than flood the simulator).
+struct StorageFiller: Sendable {
+    struct Filled: Encodable, Sendable {
+        var published: Int
+        /// The quota the simulator announces now, when it was changed.
+        var announcedQuotaBytes: Int64?
+    }
+
+    struct Refusal: Error {
+        var detail: String
+    }
+
+    let simulator: ChatSimulator
+    let usage: @Sendable () async -> StorageUsage
+    /// True when the store's quota is the upstream's figure (no `--quota`).
+    let quotaFromUpstream: Bool
+    var maximumPublished = 10_000
+    static let filler = "A long message to fill storage. " + String(repeating: "All work and no play. ", count: 185)
+
+    func fill() async -> Result<Filled, Refusal> {
+        let usage = await usage()
+        if quotaFromUpstream || usage.quotaBytes == nil {
+            let quota = usage.usedBytes + 1_500
+            await simulator.setQuota(quota)
+            await simulator.publish(account: "primary", count: 40)
+            return .success(Filled(published: 40, announcedQuotaBytes: quota))
+        }
+        let free = max(0, usage.quotaBytes! - usage.usedBytes)
+        let count = Int(free / Int64(Self.filler.utf8.count)) + 3
+        guard count <= maximumPublished else {
+            return .failure(Refusal(detail: "\(free / 1_000_000) MB are free under --quota; filling them would take \(count) messages. "
+                                    + "Start the dashboard with a smaller --quota to try storage running out."))
+        }
+        await simulator.publish(account: "primary", count: count, text: Self.filler)
+        return .success(Filled(published: count, announcedQuotaBytes: nil))
     }
 }

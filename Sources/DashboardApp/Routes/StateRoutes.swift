@@ -107,6 +107,7 @@ struct ProblemRecordBody: Encodable, Sendable {
         var status: String
         var at: String
         var reason: String?
+        var summary: String?
     }
 
     var id: String
@@ -123,7 +124,8 @@ struct ProblemRecordBody: Encodable, Sendable {
         raisedAt = ISOTime.string(record.raisedAt)
         resolvedAt = record.resolvedAt.map(ISOTime.string)
         attempts = record.attempts.map {
-            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: ISOTime.string($0.at), reason: $0.reason)
+            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: ISOTime.string($0.at), reason: $0.reason,
+                    summary: $0.summary)
         }
     }
 
