@@ -1,46 +1,63 @@
 // The dashboard page: loads the snapshot (a view with Try again when that fails), follows the
 // feed through its own long-poll loop, and renders connection state, messages, storage,
 // recoverable errors and the recent problems.
+//
+// One place per fact: a problem's words and buttons show where its presentation says (the pane's
+// view, the banner, a dialog, a toast), never in two places at once; the status line and the
+// storage card say the state, without buttons. The focus never falls back to the page body: after
+// any action it goes to the next useful control or to the region that changed.
 
 import { getJSON, HttpError, loadSession, post, UnreadableAnswer } from "./api.js";
 import {
-  alertShowing, announce, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent, optionButtons, refreshButtons,
-  renderErrorView, resetRemoteAttempts, showAlert, signatureOf,
+  alertIsMine, alertShowing, announce, claimError, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent,
+  optionButtons, refreshButtons, renderErrorView, resetRemoteAttempts, setOff, setProcessReachable, showAlert, signatureOf,
 } from "./errors.js";
 import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./history.js";
+import { MessageList } from "./messagelist.js";
 import { startPolling } from "./poll.js";
 import { messagesToast, toast } from "./toasts.js";
 import {
-  element, hideBanner, recordHistory, renderMessages, renderStorage, replaceIfChanged, showAge, showBanner, showLinkedPane, showStatus,
+  element, formatBytes, hideBanner, recordHistory, renderStorage, showAge, showBanner, showLinkedPane, showStatus,
   updateCountdown,
 } from "./view.js";
 
 const ACCOUNTS = ["primary", "linked"];
-const SHOWN_PER_ACCOUNT = 500;
+/** Messages per scroll-back page. */
+const OLDER_PAGE = 200;
 const $ = (selector) => document.querySelector(selector);
 
 const state = {
   connection: null,
   reachable: true,
   unreachableRetryAt: null,
+  /** When this page last heard from the dashboard process (a poll answer). */
+  lastHeardAt: Date.now(),
   stateSince: Date.now(),
   accounts: { primary: null, linked: null },
   storage: null,
   errors: new Map(),
   /** Ids the feed said were resolved: a late attempt answer must not bring them back. */
   resolved: new Set(),
-  messages: { primary: new Map(), linked: new Map() },
-  hasOlder: { primary: false, linked: false },
+  /** Scroll-back per account: a page is loading, or the last load failed (no automatic retry). */
+  older: { primary: { loading: false, failed: false }, linked: { loading: false, failed: false } },
   /** Notifying messages that arrived while this tab was hidden, summed up when it is shown. */
   away: { count: 0, last: null },
   /** When this page last saw the engine get an answer (a messages event is one too). */
   lastAnswerAt: 0,
+  /** The connection has been in trouble since it was last live: the banner stays until then. */
+  inTrouble: false,
+  /** Alert-presented errors: shown as a dialog here, or as a quiet note (acted on elsewhere). */
+  alertPlacement: new Map(),
+  /** Where the focus goes if the control that had it goes away with the next render. */
+  focusNext: null,
 };
 
 /** How long the upstream holds a poll (the connection says; this is the default): a live
  *  connection hears from it at least this often. */
 const HOLD_SECONDS = 25;
 
+/** The two panes' message lists (messagelist.js), made at start. */
+const lists = {};
 let poller = null;
 
 // MARK: Applying what the server says
@@ -51,17 +68,29 @@ function isSnapshot(snapshot) {
     && typeof snapshot.accounts === "object" && snapshot.accounts !== null;
 }
 
-function applySnapshot(snapshot) {
+/** Takes in a snapshot: the first, or a new one after the process restarted. The history the
+ *  reader has loaded stays when it still belongs to the same accounts. */
+function applySnapshot(snapshot, { first = false } = {}) {
+  const before = state.accounts;
   setConnection(snapshot.connection);
   state.accounts = snapshot.accounts;
   state.storage = snapshot.storage;
   state.errors = new Map(snapshot.errors.map((error) => [error.id, error]));
+  for (const error of snapshot.errors) {
+    if (error.presentation === "alert" && !state.alertPlacement.has(error.id)) state.alertPlacement.set(error.id, "dialog");
+  }
   resetRemoteAttempts(snapshot.errors);
   resetProblems(snapshot.recentProblems);
   for (const account of ACCOUNTS) {
-    const list = snapshot.messages[account] ?? [];
-    state.messages[account] = new Map(list.map((message) => [message.id, message]));
-    state.hasOlder[account] = list.length >= 50;
+    const messages = snapshot.messages[account] ?? [];
+    const list = lists[account];
+    const sameAccount = before?.[account]?.userId === snapshot.accounts[account]?.userId;
+    const newest = messages.reduce((highest, message) => Math.max(highest, message.id), -Infinity);
+    if (first || !sameAccount || (list.size > 0 && newest < list.newestId())) {
+      list.reset(messages, { hasOlder: messages.length >= 50 });
+    } else {
+      list.add(messages);
+    }
   }
   renderAll();
 }
@@ -81,22 +110,14 @@ function applyEvents(events) {
         state.storage = data;
         break;
       case "messages.removed":
-        for (const account of ACCOUNTS) for (const id of data[account] ?? []) state.messages[account].delete(id);
+        for (const account of ACCOUNTS) lists[account].remove(data[account] ?? []);
         state.storage = data.storage;
         break;
-      case "error.raised": {
-        const before = state.errors.get(data.id);
-        state.errors.set(data.id, data);
-        problemRaised(data);
-        if (data.lastAttempt && data.lastAttempt.at !== before?.lastAttempt?.at) announce(failureText(data));
+      case "error.raised":
+        errorRaised(data);
         break;
-      }
       case "error.resolved":
-        state.errors.delete(data.id);
-        state.resolved.add(data.id);
-        forgetAttempts(data.id);
-        closeAlert(data.id);
-        problemResolved(data.id);
+        errorResolved(data.id);
         break;
       case "attempt":
         noteAttemptEvent(data);
@@ -104,17 +125,17 @@ function applyEvents(events) {
         break;
       case "account.linked":
         state.accounts.linked = { userId: data.userId, cursor: null };
-        state.messages.linked = new Map();
+        lists.linked.reset([], { hasOlder: false });
         if (!data.firstSync) toast("A linked account was attached.");
         break;
       case "account.unlinked":
         state.accounts.linked = null;
-        state.messages.linked = new Map();
+        lists.linked.reset([], { hasOlder: false });
         toast("The linked account was detached; its messages were removed.");
         break;
       case "account.changed":
         state.accounts = { primary: { userId: data.userId, cursor: null }, linked: null };
-        for (const account of ACCOUNTS) state.messages[account] = new Map();
+        for (const account of ACCOUNTS) lists[account].reset([], { hasOlder: false });
         toast(`The chat server signed in another user (${data.userId} instead of ${data.previousUserId}).`, {
           detail: `The ${data.removedMessages} stored messages of the previous user were removed from this computer, so the two are not mixed.`,
           seconds: 20,
@@ -127,6 +148,42 @@ function applyEvents(events) {
   renderAll();
 }
 
+function errorRaised(error) {
+  const before = state.errors.get(error.id);
+  state.errors.set(error.id, error);
+  problemRaised(error);
+  if (error.lastAttempt && error.lastAttempt.at !== before?.lastAttempt?.at) announce(failureText(error));
+  if (error.presentation === "alert" && !state.alertPlacement.has(error.id)) {
+    const placement = alertIsMine(error) ? "dialog" : "note";
+    state.alertPlacement.set(error.id, placement);
+    if (placement === "note") quietNote(error);
+  }
+}
+
+/** An alert caused by what someone did in another window: a note here, with a way to see it. */
+function quietNote(error) {
+  const show = element("button", { text: "Show", attributes: { type: "button" } });
+  const note = toast(`In another window: ${error.title}`, { detail: error.detail, actions: [show], seconds: 12, key: `note/${error.id}` });
+  show.addEventListener("click", () => {
+    note.remove();
+    if (!state.errors.has(error.id)) return;
+    state.alertPlacement.set(error.id, "dialog");
+    renderErrors();
+  });
+}
+
+function errorResolved(id) {
+  const wasShowing = alertShowing() === id;
+  state.errors.delete(id);
+  state.resolved.add(id);
+  state.alertPlacement.delete(id);
+  $(`.toast[data-key="${CSS.escape(`note/${id}`)}"]`)?.remove();
+  forgetAttempts(id);
+  closeAlert(id);
+  problemResolved(id);
+  if (wasShowing) toast("That problem was dealt with in another window.", { seconds: 6 });
+}
+
 function setConnection(connection) {
   if (state.connection?.state !== connection.state) state.stateSince = Date.now();
   state.connection = connection;
@@ -135,9 +192,8 @@ function setConnection(connection) {
 }
 
 function addMessages(account, messages, notify, caughtUp) {
-  const map = state.messages[account];
-  const fresh = messages.filter((message) => !map.has(message.id));
-  for (const message of messages) map.set(message.id, { ...message, account });
+  const fresh = messages.filter((message) => !lists[account].has(message.id));
+  lists[account].add(messages.map((message) => ({ ...message, account })));
   if (!notify || fresh.length === 0) return;
   const last = fresh.at(-1);
   if (document.visibilityState !== "visible") {
@@ -163,13 +219,49 @@ document.addEventListener("visibilitychange", () => {
 
 function renderAll() {
   renderConnection();
-  for (const account of ACCOUNTS) {
-    const sorted = [...state.messages[account].values()].sort((a, b) => b.id - a.id).slice(0, SHOWN_PER_ACCOUNT);
-    renderMessages(account, sorted, { hasOlder: state.hasOlder[account] });
-  }
+  for (const account of ACCOUNTS) renderPane(account);
   showLinkedPane(state.accounts.linked != null);
-  renderStorage(state.storage);
+  renderStorage(state.storage, outOfSpaceError());
   renderErrors();
+  renderSyncControl();
+  restoreFocus();
+}
+
+/** What the pane says around its messages: nothing yet, older ones to load, the start reached,
+ *  and whether what it shows may be out of date. */
+function renderPane(account) {
+  const list = lists[account];
+  const older = state.older[account];
+  $(`[data-empty-for="${account}"]`).hidden = list.size > 0 || list.hasOlder;
+  const button = $(`[data-older-for="${account}"]`);
+  button.hidden = !list.hasOlder;
+  const label = older.loading ? "Loading older messages…" : "Show older messages";
+  if (button.textContent !== label) button.textContent = label;
+  if (older.loading) button.setAttribute("aria-busy", "true"); else button.removeAttribute("aria-busy");
+  $(`[data-start-for="${account}"]`).hidden = list.hasOlder || list.size === 0;
+  const stale = $(`[data-stale-for="${account}"]`);
+  stale.hidden = state.reachable;
+  stale.textContent = state.reachable ? "" : `· as of ${new Date(state.lastHeardAt).toLocaleTimeString()}, may be out of date`;
+}
+
+function renderSyncControl() {
+  const toggle = $("#engine-toggle");
+  const stopped = state.connection?.state === "stopped";
+  const label = stopped ? "Start syncing" : "Stop syncing";
+  if (toggle.textContent !== label) toggle.textContent = label;
+  const text = stopped ? "Syncing is stopped: no new messages are fetched until you start it." : "Syncing with the chat server.";
+  if ($("#sync-text").textContent !== text) $("#sync-text").textContent = text;
+}
+
+/** Puts the focus where `state.focusNext` says when the control that had it went away. */
+function restoreFocus() {
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected && active.getClientRects().length) return;
+  const target = state.focusNext?.();
+  if (target && target.isConnected && target.getClientRects().length) {
+    target.focus();
+    state.focusNext = null;
+  }
 }
 
 const handlers = { onDone: attemptDone };
@@ -177,11 +269,23 @@ const handlers = { onDone: attemptDone };
 function attemptDone(error, option, answer) {
   switch (answer.status) {
     case "recovered":
-      // The error leaving the page shows it; a toast would only cover something.
-      announce(option.role === "cancel" ? `${error.title}: dismissed.` : `${option.title} worked.`);
+      // The error leaving the page shows it; what the option did is worth saying.
+      if (answer.summary) {
+        toast(answer.summary, { seconds: 12 });
+        const news = $("#storage-news");
+        news.textContent = answer.summary;
+        news.hidden = !["/problems/out-of-space", "/problems/purchase-declined"].includes(error.type);
+      }
+      announce(answer.summary ?? (option.role === "cancel" ? `${error.title}: ${option.title.toLowerCase()}.` : `${option.title} worked.`));
       break;
     case "failed":
-      if (answer.error && !state.resolved.has(answer.error.id)) state.errors.set(answer.error.id, answer.error);
+      if (answer.error && !state.resolved.has(answer.error.id)) {
+        state.errors.set(answer.error.id, answer.error);
+        if (answer.error.id !== error.id) claimError(answer.error.id);
+        if (answer.error.presentation === "alert" && state.alertPlacement.get(answer.error.id) !== "dialog") {
+          state.alertPlacement.set(answer.error.id, "dialog");
+        }
+      }
       if (option.role !== "cancel" && answer.error?.lastAttempt) announce(failureText(answer.error));
       break;
     case "gone":
@@ -191,21 +295,26 @@ function attemptDone(error, option, answer) {
       toast("Another attempt on this problem is still running.", { detail: "Its outcome shows here when it ends.", seconds: 5 });
       break;
     case "unreachable":
-      toast("The dashboard process did not answer.", { detail: "Nothing was changed. Try again in a moment." });
+      processDidNotAnswer();
       break;
     default:
       toast("The dashboard refused that.", { detail: answer.problem?.detail ?? "" });
   }
+  state.focusNext = () => focusAfter(error, option, answer);
   renderAll();
-  keepFocusInThePage();
 }
 
-/** After an action removed the control that had the focus, the focus goes to the region that
- *  changed instead of being lost to the page body. */
-function keepFocusInThePage() {
-  if (document.activeElement && document.activeElement !== document.body && document.activeElement.isConnected) return;
-  const target = $("#banner").hidden ? $("#pane-primary-title") : $("#banner-actions button") ?? $("#banner-text");
-  target.focus();
+/** Where the focus goes after an option ran and its control went away. */
+function focusAfter(error, option, answer) {
+  const bannerButton = (selector) => ($("#banner").hidden ? null : $(`#banner-actions ${selector}`));
+  if (answer.status === "recovered" && ["/problems/out-of-space", "/problems/purchase-declined"].includes(error.type)) {
+    return $("#storage-title");
+  }
+  if (option.role === "cancel") {
+    // Syncing stopped: Start syncing is next. Out of space hidden: its options are in the banner now.
+    return bannerButton('[data-key="start"]') ?? bannerButton('[data-role="default"]') ?? bannerButton("button") ?? $("#engine-toggle");
+  }
+  return bannerButton('[data-role="default"]') ?? $('[data-view-for="primary"] button[data-role="default"]') ?? $("#pane-primary-title");
 }
 
 function errorsShownAs(presentation) {
@@ -221,7 +330,7 @@ const toasted = new Set();
 function renderErrors() {
   renderErrorView($('[data-view-for="primary"]'), errorsShownAs("view").at(-1), handlers);
 
-  const alerts = errorsShownAs("alert");
+  const alerts = errorsShownAs("alert").filter((error) => state.alertPlacement.get(error.id) === "dialog");
   const showing = alertShowing();
   if (alerts.length && !$("#confirm").open) {
     showAlert(alerts.find((error) => error.id === showing) ?? alerts.at(-1), handlers);
@@ -234,10 +343,6 @@ function renderErrors() {
     toasted.add(error.id);
     toast(error.title, { detail: error.detail, actions: optionButtons(error, handlers) });
   }
-
-  const outOfSpace = outOfSpaceError();
-  replaceIfChanged($("#storage-actions"), outOfSpace ? optionButtons(outOfSpace, handlers, { except: ["cancel"] }) : [],
-    outOfSpace ? `storage/${signatureOf(outOfSpace)}` : "");
   renderConnection();
   refreshButtons();
 }
@@ -253,11 +358,12 @@ function connectionError() {
   return errorsShownAs("banner").filter((error) => error.type !== "/problems/out-of-space").at(-1);
 }
 
-function bannerForError(error, { text, tone = "warn", countdownTo = null, except = [] }) {
+function bannerForError(error, { text, tone = "warn", countdownTo = null, progress = "", except = [] }) {
   showBanner({
     text,
     tone,
     countdownTo,
+    progress,
     actions: optionButtons(error, handlers, { except }),
     actionsKey: `${signatureOf(error)}/${except.join()}`,
     note: failureText(error),
@@ -272,10 +378,12 @@ function renderConnection() {
     showStatus("unreachable");
     recordHistory("unreachable");
     showBanner({
-      text: "The dashboard process does not answer. Is it still running?",
+      text: "The dashboard process does not answer. Is it still running? Buttons that need it are off until it is back, "
+        + "and what the page shows may be out of date.",
       tone: "bad",
       countdownTo: state.unreachableRetryAt,
       actions: [retryButton(() => poller?.retryNow())],
+      actionsKey: "unreachable",
     });
     return;
   }
@@ -288,35 +396,46 @@ function renderConnection() {
   const quietSeconds = Math.floor((Date.now() - state.lastAnswerAt) / 1000);
   const hold = connection.holdSeconds ?? HOLD_SECONDS;
   const quiet = stateName === "live" && state.lastAnswerAt > 0 && quietSeconds > hold + 2;
+  const outOfSpace = outOfSpaceError();
+  const behind = [...state.errors.values()].find((error) => error.type === "/problems/upstream-behind");
   if (quiet) showStatus("slow", "Live, but the chat server is slow");
+  else if (stateName === "paused" && outOfSpace) showStatus("paused", "Syncing is paused: storage is full");
+  else if (stateName === "paused" && behind) showStatus("paused", `Syncing is paused: ${behind.title.toLowerCase()}`);
   else showStatus(stateName, stateName === "waiting" && connection.attempt > 1 ? `Waiting to retry (attempt ${connection.attempt})` : undefined);
   showAge(quiet ? `Updated ${quietSeconds} s ago` : "");
   recordHistory(connection.state);
 
   const trouble = connectionError();
-  const outOfSpace = outOfSpaceError();
+  if (["waiting", "offline"].includes(stateName) || trouble) state.inTrouble = true;
+  else if (["live", "stopped", "paused"].includes(stateName)) state.inTrouble = false;
+  const retry = () => retryButton(() => send("/api/engine/retry-now"));
   switch (stateName) {
     case "live":
       if (trouble) bannerForError(trouble, { text: `${trouble.title}. ${trouble.suggestion}` });
       else hideBanner();
       break;
     case "connecting":
-      if (trouble) bannerForError(trouble, { text: `${trouble.title}. Trying again now…` });
-      else if (since >= 1000) showBanner({ text: "Reconnecting…", actions: [] });
-      else hideBanner();
+      // The banner of a failure stays while the next try runs: only its progress text changes.
+      if (trouble) bannerForError(trouble, { text: `${trouble.title}. ${trouble.detail}`, progress: "Trying again now…" });
+      else if (state.inTrouble || since >= 1000) {
+        showBanner({ text: "The connection to the chat server was interrupted.", progress: "Reconnecting…", actions: [retry()], actionsKey: "retry" });
+      } else hideBanner();
       break;
     case "waiting": {
       const retryAt = connection.retryAt ? Date.parse(connection.retryAt) : null;
       if (trouble) bannerForError(trouble, { text: `${trouble.title}. ${trouble.detail}`, countdownTo: retryAt });
-      else showBanner({ text: "The connection to the chat server was interrupted.", countdownTo: retryAt, actions: [retryButton(() => post("/api/engine/retry-now"))] });
+      else showBanner({ text: "The connection to the chat server was interrupted.", countdownTo: retryAt, actions: [retry()], actionsKey: "retry" });
       break;
     }
     case "offline":
-      showBanner({ text: "Offline: syncing resumes when the network is back.", tone: "bad", actions: [retryButton(() => post("/api/engine/retry-now"))] });
+      showBanner({ text: "Offline: syncing resumes when the network is back.", tone: "bad", actions: [retry()], actionsKey: "retry" });
       break;
     case "paused": {
-      const behind = [...state.errors.values()].find((error) => error.type === "/problems/upstream-behind");
-      if (outOfSpace) {
+      const shown = outOfSpace ?? behind;
+      if (shown && shown.presentation === "view") {
+        // The view in the pane says it all, with its buttons; the status line says syncing is paused.
+        hideBanner();
+      } else if (outOfSpace) {
         bannerForError(outOfSpace, {
           text: "Syncing is paused: storage is full. Nothing is lost; new messages wait on the server.",
           tone: "bad",
@@ -325,14 +444,17 @@ function renderConnection() {
       } else if (behind) {
         bannerForError(behind, { text: `Syncing is paused: ${behind.title.toLowerCase()}.`, tone: "bad", except: ["cancel"] });
       } else {
-        showBanner({ text: "Syncing is paused.", tone: "bad", actions: [] });
+        showBanner({ text: "Syncing is paused.", tone: "bad", actions: [], actionsKey: "" });
       }
       break;
     }
     case "stopped": {
       const start = element("button", { text: "Start syncing", attributes: { type: "button", "data-role": "default", "data-key": "start" } });
-      start.addEventListener("click", () => post("/api/engine/start"));
-      showBanner({ text: "Syncing is stopped.", actions: [start] });
+      start.addEventListener("click", () => {
+        state.focusNext = () => $("#engine-toggle");
+        send("/api/engine/start");
+      });
+      showBanner({ text: "Syncing is stopped.", actions: [start], actionsKey: "start" });
       break;
     }
     default:
@@ -340,35 +462,78 @@ function renderConnection() {
   }
 }
 
+// MARK: Talking to the process
+
+/** Posts a state change; when the process does not answer, says so and checks at once. */
+async function send(path, body = {}) {
+  try {
+    return await post(path, body);
+  } catch {
+    processDidNotAnswer();
+    return null;
+  }
+}
+
+function processDidNotAnswer() {
+  toast("The dashboard process did not answer.", { detail: "Nothing was changed. Buttons that need it stay off until it answers again.", key: "no-answer" });
+  poller?.retryNow();
+}
+
+function reachabilityChanged(reachable, retryAt) {
+  const changed = state.reachable !== reachable;
+  state.reachable = reachable;
+  state.unreachableRetryAt = retryAt;
+  if (reachable) state.lastHeardAt = Date.now();
+  if (!changed) {
+    if (!reachable) renderConnection();
+    return;
+  }
+  document.body.classList.toggle("unreachable", !reachable);
+  setProcessReachable(reachable);
+  if (reachable) {
+    announce("Reconnected to the dashboard process.");
+    toast("Reconnected.", { detail: "The dashboard process answers again; the page is up to date.", seconds: 5, key: "reconnected" });
+    $('.toast[data-key="no-answer"]')?.remove();
+  }
+  renderAll();
+}
+
 // MARK: Scroll-back
 
-async function loadOlder(account) {
+async function loadOlder(account, { clicked = false } = {}) {
+  const older = state.older[account];
+  const list = lists[account];
+  if (older.loading || !list.hasOlder || !state.reachable) return;
   const place = $(`[data-older-error-for="${account}"]`);
-  const button = $(`[data-older-for="${account}"]`);
-  const ids = [...state.messages[account].keys()];
-  const query = new URLSearchParams({ account, limit: "50" });
-  if (ids.length) query.set("before", String(Math.min(...ids)));
-  button.disabled = true;
+  older.loading = true;
+  renderPane(account);
+  const query = new URLSearchParams({ account, limit: String(OLDER_PAGE) });
+  const oldest = list.oldestId();
+  if (oldest != null) query.set("before", String(oldest));
   try {
     const page = await getJSON(`/api/messages?${query}`);
     if (!Array.isArray(page.messages)) throw new UnreadableAnswer("/api/messages");
-    for (const message of page.messages) state.messages[account].set(message.id, message);
-    state.hasOlder[account] = page.nextBefore != null;
+    list.add(page.messages.map((message) => ({ ...message, account })));
+    list.setHasOlder(page.nextBefore != null);
+    older.failed = false;
     place.replaceChildren();
   } catch (failure) {
-    const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default" } });
-    retry.addEventListener("click", () => loadOlder(account));
+    older.failed = true;
+    const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
+    retry.addEventListener("click", () => loadOlder(account, { clicked: true }));
     place.replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
       element("h3", { text: "Older messages could not be loaded" }),
       element("p", { text: reasonFor(failure) }),
       element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
       element("div", { className: "actions" }, [retry]),
     ]));
-    retry.focus();
+    if (clicked) retry.focus();
   } finally {
-    button.disabled = false;
+    older.loading = false;
   }
-  renderAll();
+  renderPane(account);
+  // The button went away with the last page: the note that the start is reached takes the focus.
+  if (clicked && !list.hasOlder && !older.failed) $(`[data-start-for="${account}"]`).focus();
 }
 
 /** Why a request of the page failed, in words. */
@@ -385,28 +550,91 @@ function reasonFor(failure) {
 
 // MARK: Controls
 
+function makeLists() {
+  for (const account of ACCOUNTS) {
+    const jump = $(`[data-jump-for="${account}"]`);
+    const scroller = $(`[data-scroll-for="${account}"]`);
+    lists[account] = new MessageList({
+      scroller,
+      list: $(`[data-messages-for="${account}"]`),
+      onNearEnd: () => { if (!state.older[account].failed) loadOlder(account); },
+      onUnseen: (count) => {
+        jump.hidden = count === 0;
+        jump.textContent = count === 1 ? "1 new message ↑" : `${count} new messages ↑`;
+        jump.setAttribute("aria-label", count === 1 ? "Show 1 new message" : `Show ${count} new messages`);
+      },
+    });
+    jump.addEventListener("click", () => {
+      lists[account].jumpToNewest();
+      scroller.focus();
+    });
+    $(`[data-start-for="${account}"]`).tabIndex = -1;
+  }
+}
+
 function wireControls() {
   for (const account of ACCOUNTS) {
-    $(`[data-older-for="${account}"]`).addEventListener("click", () => loadOlder(account));
+    $(`[data-older-for="${account}"]`).addEventListener("click", () => loadOlder(account, { clicked: true }));
   }
-  $("#engine-start").addEventListener("click", () => post("/api/engine/start"));
-  $("#engine-stop").addEventListener("click", () => post("/api/engine/stop"));
-  const notifications = $("#notifications");
-  if (!("Notification" in window)) notifications.hidden = true;
-  notifications.addEventListener("click", async () => {
-    const permission = await Notification.requestPermission();
-    notifications.textContent = permission === "granted" ? "Notifications on" : "Notifications blocked";
-    notifications.disabled = permission === "granted";
+  const toggle = $("#engine-toggle");
+  toggle.addEventListener("click", async () => {
+    if (toggle.dataset.busy === "true") return;
+    toggle.dataset.busy = "true";
+    setOff(toggle, true);
+    const stopped = state.connection?.state === "stopped";
+    await send(stopped ? "/api/engine/start" : "/api/engine/stop");
+    delete toggle.dataset.busy;
+    setOff(toggle, !state.reachable);
   });
+  wireNotifications();
   $("#confirm").addEventListener("close", () => renderErrors());
   setInterval(() => { updateCountdown(); renderConnection(); }, 1000);
 }
 
+function wireNotifications() {
+  const button = $("#notifications");
+  const note = $("#notifications-note");
+  const render = () => {
+    if (!("Notification" in window)) {
+      button.hidden = true;
+      note.hidden = false;
+      note.textContent = "This browser cannot show notifications.";
+      return;
+    }
+    const permission = Notification.permission;
+    button.hidden = permission !== "default";
+    note.hidden = permission === "default";
+    note.textContent = permission === "granted"
+      ? "Notifications are on: new messages show one while this tab is in the background."
+      : "Notifications are blocked for this page. To allow them, click the icon at the left of the address bar, "
+        + "set Notifications to Allow, then reload the page.";
+  };
+  button.addEventListener("click", async () => {
+    await Notification.requestPermission();
+    render();
+    note.tabIndex = -1;
+    note.focus();
+  });
+  render();
+}
+
 function wireSimulator() {
   $("#simulator").hidden = false;
-  const send = (action, body) => post(`/api/simulator/${action}`, body).then(({ status, body: answer }) => {
-    if (status !== 200) toast("The simulator refused that.", { detail: answer?.detail ?? answer?.error ?? `HTTP ${status}` });
-  });
+  const send = async (action, body) => {
+    let answer;
+    try {
+      answer = await post(`/api/simulator/${action}`, body);
+    } catch {
+      processDidNotAnswer();
+      return false;
+    }
+    if (answer.status !== 200) {
+      toast("The simulator refused that.", { detail: answer.body?.detail ?? answer.body?.error ?? `HTTP ${answer.status}` });
+      return false;
+    }
+    await loadSimulatorState();
+    return true;
+  };
   const value = (selector) => $(selector).value;
   $("#sim-publish").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -423,11 +651,25 @@ function wireSimulator() {
   $("#sim-link").addEventListener("click", () => send("linked", { linked: true }));
   $("#sim-unlink").addEventListener("click", () => send("linked", { linked: false }));
   $("#sim-expire").addEventListener("click", () => send("expire-token", {}));
-  $("#sim-fill").addEventListener("click", async () => {
-    // The upstream announces a quota just above what is used; a few more messages then do not fit.
-    await send("quota", { bytes: (state.storage?.usedBytes ?? 0) + 1500 });
-    await send("messages", { account: "primary", count: 40 });
-  });
+  $("#sim-fill").addEventListener("click", () => send("fill", {}));
+  loadSimulatorState();
+}
+
+/** The simulator panel shows the simulator as it is (after a reload too), not the page's defaults. */
+async function loadSimulatorState() {
+  let stats;
+  try {
+    stats = await getJSON("/api/simulator/stats");
+  } catch {
+    return;
+  }
+  const field = (selector, value) => { if (document.activeElement !== $(selector)) $(selector).value = String(value); };
+  field("#sim-fault", stats.faultMode);
+  field("#sim-fault-rate", stats.faultRate);
+  field("#sim-rate", stats.autoPerSecond);
+  const fault = stats.faultMode === "none" ? "no faults" : `fault ${stats.faultMode} on ${Math.round(stats.faultRate * 100)} % of calls`;
+  const auto = stats.autoPerSecond > 0 ? `${stats.autoPerSecond} new messages a second` : "no background messages";
+  $("#sim-now").textContent = `Now: ${fault}, ${auto}, quota ${formatBytes(stats.quotaBytes)}.`;
 }
 
 // MARK: First load
@@ -445,7 +687,7 @@ async function load() {
     retry.prepend(element("span", { className: "spinner", attributes: { "aria-hidden": "true" } }));
     retry.setAttribute("aria-busy", "true");
   }, 300);
-  if (retry) retry.disabled = true;
+  if (retry) setOff(retry, true);
   let session;
   let snapshot;
   let failure = null;
@@ -498,7 +740,8 @@ let wired = false;
 
 function start(session, snapshot) {
   $("#server-info").textContent = `Dashboard process ${session.epoch} on ${location.host}`;
-  applySnapshot(snapshot);
+  if (!wired) makeLists();
+  applySnapshot(snapshot, { first: !wired });
   if (!wired) {
     wired = true;
     wireControls();
@@ -511,14 +754,8 @@ function start(session, snapshot) {
     onEvents: applyEvents,
     onReset: (fresh) => { if (isSnapshot(fresh)) applySnapshot(fresh); },
     onUnauthorized: () => showLoadFailure(new HttpError(401, null)),
-    onReachability: (reachable, retryAt) => {
-      const changed = state.reachable !== reachable;
-      state.reachable = reachable;
-      state.unreachableRetryAt = retryAt;
-      if (changed || !reachable) renderConnection();
-    },
+    onReachability: reachabilityChanged,
   });
 }
 
 load();
-

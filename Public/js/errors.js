@@ -4,9 +4,14 @@
 //
 // - Every click the person makes is one attempt with its own Idempotency-Key; only a network
 //   retry of that click reuses the key (api.js postAttempt).
-// - While an attempt runs, every button of that error is disabled, wherever it is shown, in this
+// - While an attempt runs, every button of that error is off (aria-disabled, so the one clicked
+//   keeps the focus: Chromium moves focus off a disabled button), wherever it is shown, in this
 //   window (spinner after 300 ms, then for at least 300 ms) and in the others ("in progress in
-//   another window", from the feed's `attempt` events).
+//   another window", from the feed's `attempt` events). So is every button that needs the
+//   dashboard process while it does not answer.
+// - Buttons come in one order everywhere: the cancelling one first, the default action last.
+// - An alert opens in the window where the person acted (or, for a problem nobody caused, in
+//   every window); other windows get a quiet note with a button to show it.
 // - A failed attempt is shown where the error is ("Still failing: ... (Try again at 12:03:04)")
 //   and announced politely; each error has a Details disclosure with its debug text and a Copy button.
 
@@ -16,6 +21,49 @@ import { element, replaceIfChanged } from "./view.js";
 const local = new Map(); // error id -> { option, spinner } for attempts started in this window
 const remote = new Map(); // error id -> option id, for attempts running in another window
 const openDetails = new Set(); // error ids whose Details are open, kept across re-renders
+const mine = new Set(); // ids of errors raised by an attempt made in this window
+let processReachable = true;
+
+/** Whether the dashboard process answers; while it does not, buttons that need it are off. */
+export function setProcessReachable(reachable) {
+  processReachable = reachable;
+  refreshButtons();
+}
+
+/** Turns a button off (or on) without taking the focus from it. */
+export function setOff(button, off, reason = "") {
+  if (off) button.setAttribute("aria-disabled", "true"); else button.removeAttribute("aria-disabled");
+  if (off && reason) button.dataset.offReason = reason; else delete button.dataset.offReason;
+}
+
+export function isOff(button) {
+  return button.getAttribute("aria-disabled") === "true";
+}
+
+// A button that is off does nothing, whoever made it (capture phase: before its own handler).
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button") : null;
+  if (button && isOff(button)) {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  }
+}, true);
+
+/** Who should see an alert-presented error as a dialog: the window that caused it, or, for a
+ *  problem no attempt caused, every window. */
+export function alertIsMine(error) {
+  if (mine.has(error.id)) return true;
+  if (local.size > 0) {
+    // Raised while this window's attempt runs: that attempt's outcome.
+    mine.add(error.id);
+    return true;
+  }
+  return remote.size === 0;
+}
+
+export function claimError(id) {
+  mine.add(id);
+}
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -44,6 +92,7 @@ export function noteAttemptEvent({ errorId, option, status }) {
 export function forgetAttempts(errorId) {
   remote.delete(errorId);
   openDetails.delete(errorId);
+  mine.delete(errorId);
 }
 
 export function resetRemoteAttempts(errors) {
@@ -55,9 +104,9 @@ export function resetRemoteAttempts(errors) {
 export function refreshButtons() {
   for (const button of document.querySelectorAll("button[data-error-id][data-option]")) {
     const id = button.dataset.errorId;
-    const mine = local.get(id);
-    button.disabled = Boolean(mine || remote.has(id));
-    const spinning = Boolean(mine?.spinner && mine.option === button.dataset.option);
+    const ours = local.get(id);
+    setOff(button, Boolean(ours || remote.has(id) || !processReachable));
+    const spinning = Boolean(ours?.spinner && ours.option === button.dataset.option);
     const spinner = button.querySelector(".spinner");
     if (spinning && !spinner) {
       button.prepend(element("span", { className: "spinner", attributes: { "aria-hidden": "true" } }));
@@ -66,6 +115,9 @@ export function refreshButtons() {
       spinner.remove();
       button.removeAttribute("aria-busy");
     }
+  }
+  for (const button of document.querySelectorAll("button[data-needs-process]")) {
+    if (button.dataset.busy !== "true") setOff(button, !processReachable);
   }
   for (const note of document.querySelectorAll("[data-busy-for]")) {
     const busy = remote.has(note.dataset.busyFor) && !local.has(note.dataset.busyFor);
@@ -77,15 +129,19 @@ export function refreshButtons() {
 // MARK: Option buttons
 
 /** Buttons for an error's options. `onDone(error, option, answer)` gets each attempt's outcome. */
+const ROLE_ORDER = { cancel: 0, default: 2 };
+
 export function optionButtons(error, handlers, { except = [] } = {}) {
-  return error.options.filter((option) => !except.includes(option.id)).map((option) => {
+  const options = error.options.filter((option) => !except.includes(option.id));
+  options.sort((a, b) => (ROLE_ORDER[a.role] ?? 1) - (ROLE_ORDER[b.role] ?? 1));
+  return options.map((option) => {
     const button = element("button", {
       text: option.title,
       attributes: { type: "button", "data-error-id": error.id, "data-option": option.id, "data-key": `${error.id}/${option.id}` },
     });
     if (option.role) button.dataset.role = option.role;
     button.addEventListener("click", async () => {
-      if (local.has(error.id) || remote.has(error.id)) return;
+      if (local.has(error.id) || remote.has(error.id) || !processReachable) return;
       if (option.confirm && !(await confirmOption(option))) return;
       await runAttempt(error, option, handlers.onDone);
     });
@@ -106,7 +162,10 @@ async function runAttempt(error, option, onDone) {
   let answer;
   try {
     const { status, body } = await postAttempt(error.id, option.id, key);
-    if (status === 200) answer = body;
+    if (status === 200) {
+      answer = body;
+      if (body?.error && body.error.id !== error.id) mine.add(body.error.id);
+    }
     else if (status === 404) answer = { status: "gone" };
     else if (status === 409) answer = { status: "busy" };
     else answer = { status: "refused", problem: body };
@@ -237,7 +296,7 @@ export function showAlert(error, handlers) {
   dialog.oncancel = (event) => {
     event.preventDefault();
     const cancel = actions.querySelector('button[data-role="cancel"]');
-    if (cancel && !cancel.disabled) cancel.click();
+    if (cancel && !isOff(cancel)) cancel.click();
   };
   dialog.onclose = () => {
     delete dialog.dataset.errorId;
@@ -284,6 +343,7 @@ export function confirmOption(option) {
     dialog.oncancel = (event) => { event.preventDefault(); finish(false); };
     $("#confirm-actions").replaceChildren(back, go);
     dialog.showModal();
-    go.focus();
+    // It costs money or cannot be undone: the safe answer has the focus, so Enter changes nothing.
+    back.focus();
   });
 }

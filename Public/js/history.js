@@ -34,10 +34,10 @@ export function problemResolved(id) {
 }
 
 /** An `attempt` event that ended (recovered or failed). */
-export function attemptEnded({ errorId, title, status, reason }) {
+export function attemptEnded({ errorId, title, status, reason, summary }) {
   const record = find(errorId);
   if (!record) return;
-  record.attempts.push({ title, status, at: new Date().toISOString(), reason: reason ?? null });
+  record.attempts.push({ title, status, at: new Date().toISOString(), reason: reason ?? null, summary: summary ?? null });
   render();
 }
 
@@ -48,7 +48,7 @@ function render() {
     const state = record.resolvedAt ? `resolved at ${timeOf(record.resolvedAt)}` : "still open";
     const attempts = record.attempts.map((attempt) => element("li", {
       text: `${attempt.title} at ${timeOf(attempt.at)}: ${attempt.status === "recovered" ? "it worked" : "did not help"}`
-        + (attempt.reason ? `. ${attempt.reason}` : ""),
+        + (attempt.reason ? `. ${attempt.reason}` : "") + (attempt.status === "recovered" && attempt.summary ? `. ${attempt.summary}` : ""),
     }));
     return element("li", { attributes: { "data-problem": record.id, "data-state": record.resolvedAt ? "resolved" : "open" } }, [
       element("span", { className: "recent-title", text: record.title }),

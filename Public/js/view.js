@@ -58,8 +58,8 @@ export function recordHistory(state) {
 /** Shows the banner. Its buttons are replaced only when they change, so focus and a running
  *  attempt survive the once-a-second refresh. `note` is what the last attempt said; `details`
  *  the error's Details disclosure, if any. */
-export function showBanner({ text, tone = "warn", countdownTo = null, actions = [], actionsKey, note = "", details = null, detailsKey = "",
-  errorId = "" }) {
+export function showBanner({ text, tone = "warn", countdownTo = null, progress = "", actions = [], actionsKey, note = "", details = null,
+  detailsKey = "", errorId = "" }) {
   const banner = $("#banner");
   banner.hidden = false;
   banner.dataset.tone = tone;
@@ -71,6 +71,7 @@ export function showBanner({ text, tone = "warn", countdownTo = null, actions = 
   if (errorId) $("#banner-busy").dataset.busyFor = errorId; else delete $("#banner-busy").dataset.busyFor;
   $("#banner-busy").hidden = $("#banner-busy").hidden || !errorId;
   banner.dataset.countdownTo = countdownTo ?? "";
+  banner.dataset.progress = progress;
   updateCountdown();
   replaceIfChanged($("#banner-actions"), actions, actionsKey);
   replaceIfChanged($("#banner-details"), details ? [details] : [], detailsKey);
@@ -96,31 +97,18 @@ export function hideBanner() {
   }
 }
 
-/** "Retrying in 7 s", in whole seconds from the wall clock; called every second. */
+/** "Retrying in 7 s", in whole seconds from the wall clock (called every second), or what is
+ *  happening instead ("Trying again now…"): the banner's text stays, only this part changes. */
 export function updateCountdown() {
-  const target = Number($("#banner").dataset.countdownTo || 0);
+  const banner = $("#banner");
+  const target = Number(banner.dataset.countdownTo || 0);
   const label = $("#banner-countdown");
-  if (!target) { label.textContent = ""; return; }
-  const seconds = Math.max(0, Math.ceil((target - Date.now()) / 1000));
-  label.textContent = seconds > 0 ? `Retrying in ${seconds} s` : "Retrying now…";
-}
-
-// Messages
-
-export function renderMessages(account, messages, { hasOlder }) {
-  const list = $(`[data-messages-for="${account}"]`);
-  list.replaceChildren(...messages.map(messageItem));
-  $(`[data-empty-for="${account}"]`).hidden = messages.length > 0;
-  $(`[data-older-for="${account}"]`).hidden = !hasOlder;
-}
-
-function messageItem(message) {
-  const sent = new Date(message.sentAt);
-  const when = Number.isNaN(sent.getTime()) ? message.sentAt : sent.toLocaleTimeString();
-  return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta", text: `${message.sender} · chat ${message.chatId} · ${when}` }),
-    element("div", { className: "text", text: message.text }),
-  ]);
+  let text = banner.dataset.progress ?? "";
+  if (target) {
+    const seconds = Math.max(0, Math.ceil((target - Date.now()) / 1000));
+    text = seconds > 0 ? `Retrying in ${seconds} s` : "Retrying now…";
+  }
+  if (label.textContent !== text) label.textContent = text;
 }
 
 export function showLinkedPane(visible) {
@@ -129,20 +117,48 @@ export function showLinkedPane(visible) {
 
 // Storage
 
-export function renderStorage(storage) {
+/** The storage card: a meter whose colour follows the level (green, amber from 80 %, red from
+ *  95 % and whenever waiting messages do not fit) and figures that agree with the out-of-space
+ *  error, when there is one (`outOfSpace`). */
+export function renderStorage(storage, outOfSpace) {
   const meter = $("#storage-meter");
   const quota = storage?.quotaBytes;
   const used = storage?.usedBytes ?? 0;
-  meter.max = quota ?? Math.max(1, used);
-  meter.value = used;
-  $("#storage-text").textContent = quota == null
-    ? `${formatBytes(used)} used, no quota`
-    : `${formatBytes(used)} of ${formatBytes(quota)} used`;
+  const max = quota ?? Math.max(1, used);
+  meter.max = max;
+  meter.value = Math.min(used, max);
+  meter.optimum = 0;
+  const full = Boolean(outOfSpace);
+  meter.low = full ? 0 : 0.8 * max;
+  meter.high = full ? 0 : 0.95 * max;
+  meter.dataset.level = full || used >= 0.95 * max ? "full" : used >= 0.8 * max ? "high" : "ok";
+  let text;
+  if (quota == null) {
+    text = `${formatBytes(used)} used, no quota`;
+  } else {
+    const percent = Math.min(100, Math.round((used / Math.max(1, quota)) * 100));
+    text = `${formatBytes(used)} of ${formatBytes(quota)} used (${percent} %)`;
+  }
+  if (outOfSpace?.diskFull) {
+    text += ". The disk is full: new messages wait on the server.";
+  } else if (outOfSpace && quota != null && outOfSpace.neededBytes > 0) {
+    const left = Math.max(0, quota - used);
+    text += `. New messages (${formatBytes(outOfSpace.neededBytes)}) do not fit into the ${left === 0 ? "nothing" : formatBytes(left)} left: they wait on the server.`;
+  }
+  const node = $("#storage-text");
+  if (node.textContent !== text) node.textContent = text;
 }
 
+/** Sizes in words; the server writes them the same way (ErrorCatalog.megabytes), so figures agree:
+ *  whole numbers with halves rounded up, one decimal below 10 KB and 10 MB. */
 export function formatBytes(bytes) {
+  const tenths = (unit) => {
+    const count = Math.floor((bytes + unit / 20) / (unit / 10));
+    return `${Math.floor(count / 10)}.${count % 10}`;
+  };
   if (bytes < 1000) return `${bytes} B`;
-  if (bytes < 1_000_000) return `${Math.round(bytes / 1000)} KB`;
-  const megabytes = bytes / 1_000_000;
-  return megabytes >= 10 ? `${Math.round(megabytes)} MB` : `${megabytes.toFixed(1)} MB`;
+  if (bytes < 10_000) return `${tenths(1000)} KB`;
+  if (bytes < 1_000_000) return `${Math.floor((bytes + 500) / 1000)} KB`;
+  if (bytes < 10_000_000) return `${tenths(1_000_000)} MB`;
+  return `${Math.floor((bytes + 500_000) / 1_000_000)} MB`;
 }

@@ -120,6 +120,26 @@ def ids(driver, account):
         "return [...document.querySelectorAll(arguments[0])].map(e => e.dataset.id)", f'[data-messages-for="{account}"] .message')
 
 
+def loaded(driver, account):
+    """How many messages the pane holds (the DOM has only the rows near what is in view)."""
+    return int(driver.execute_script(
+        "return document.querySelector(arguments[0]).dataset.loaded || 0", f'[data-messages-for="{account}"]'))
+
+
+def loaded_range(driver, account):
+    """(loaded, oldest id, newest id) of the pane."""
+    values = driver.execute_script(
+        "const d = document.querySelector(arguments[0]).dataset; return [d.loaded || '0', d.oldest || '0', d.newest || '0']",
+        f'[data-messages-for="{account}"]')
+    return tuple(int(value) for value in values)
+
+
+def enabled(driver, selector):
+    """The control exists and is on (neither disabled nor aria-disabled)."""
+    return driver.execute_script(
+        "const b = document.querySelector(arguments[0]); return !!b && !b.disabled && b.getAttribute('aria-disabled') !== 'true'", selector)
+
+
 def shot(driver, shots, name):
     path = os.path.join(shots, f"{name}.png")
     driver.save_screenshot(path)

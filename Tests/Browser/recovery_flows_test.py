@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    By, ChatServer, Dashboard, assert_accessible, browser, click, console_errors, find, find_all, ids, main_guard, run, shot,
-    status_text, tests_in, text_of, texts, visible, wait,
+    By, ChatServer, Dashboard, assert_accessible, browser, click, console_errors, enabled, find, find_all, loaded, loaded_range,
+    main_guard, run, shot, status_text, tests_in, text_of, texts, visible, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -50,10 +50,6 @@ def banner_options(driver):
 
 def banner_button(driver, option):
     return find(driver, f'#banner-actions button[data-option="{option}"]')
-
-
-def enabled(driver, selector):
-    return driver.execute_script("const b = document.querySelector(arguments[0]); return !!b && !b.disabled", selector)
 
 
 def countdown(driver):
@@ -88,7 +84,7 @@ def test_try_again_twice_after_a_failure_runs_two_real_attempts(context):
     dashboard, driver = start(context, *PATIENT)
     dashboard.sim("/sim/faults", {"mode": "error500"})
     dashboard.sim("/sim/expire-token", {})  # ends the held poll, so the failure shows now
-    wait(driver, lambda: banner_options(driver) == ["try-again", "cancel"], seconds=15, message="the error's own options in the banner")
+    wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=15, message="the error's own options in the banner")
     assert "having trouble" in text_of(driver, "#banner-text")
     notes = []
     for click_number in (1, 2):
@@ -128,7 +124,7 @@ def test_each_connection_error_fails_visibly_then_recovers_three_times_in_a_row(
     for mode, words in [kind for kind in kinds for _ in range(3)]:
         dashboard.sim("/sim/faults", {"mode": mode})
         dashboard.sim("/sim/expire-token", {})
-        wait(driver, lambda: words in text_of(driver, "#banner-text") and banner_options(driver) == ["try-again", "cancel"], seconds=20,
+        wait(driver, lambda: words in text_of(driver, "#banner-text") and banner_options(driver) == ["cancel", "try-again"], seconds=20,
              message=f"{mode}: banner with its options")
         click(driver, banner_button(driver, "try-again"))
         wait(driver, lambda: text_of(driver, "#banner-note").startswith("Still failing"), seconds=15, message=f"{mode}: the failure is seen")
@@ -143,7 +139,7 @@ def test_each_connection_error_fails_visibly_then_recovers_three_times_in_a_row(
 def test_cancel_on_a_connection_error_stops_and_start_resumes(context):
     dashboard, driver = start(context, *PATIENT)
     dashboard.sim("/sim/faults", {"mode": "offline"})
-    wait(driver, lambda: banner_options(driver) == ["try-again", "cancel"], seconds=20, message="unreachable banner")
+    wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=20, message="unreachable banner")
     click(driver, banner_button(driver, "cancel"))
     wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
     assert_accessible(driver)
@@ -184,7 +180,7 @@ def test_a_refused_token_is_an_alert_whose_options_work_every_time(context):
 def fill_storage(dashboard, driver, stored, waiting):
     """Stores `stored` messages, then lowers the quota so that `waiting` more do not fit."""
     dashboard.sim("/sim/messages", {"account": "primary", "count": stored})
-    wait(driver, lambda: len(ids(driver, "primary")) >= min(stored, 50), message="stored")
+    wait(driver, lambda: loaded(driver, "primary") >= min(stored, 50), message="stored")
     used = api(dashboard, "/api/state")["storage"]["usedBytes"]
     dashboard.sim("/sim/quota", {"bytes": used + 300})
     wait(driver, lambda: api(dashboard, "/api/state")["storage"]["quotaBytes"] == used + 300, message="the new quota")
@@ -222,7 +218,7 @@ def test_free_space_asks_first_says_what_it_removes_and_removes_exactly_that(con
          message="recovered")
     stored = sorted(message["id"] for message in api(dashboard, "/api/messages?account=primary&limit=500")["messages"])
     assert stored == list(range(removing + 1, 51)), (removing, stored[:3], len(stored))
-    wait(driver, lambda: sorted(int(i) for i in ids(driver, "primary")) == stored, message="the page shows exactly what is stored")
+    wait(driver, lambda: loaded_range(driver, "primary") == (len(stored), stored[0], stored[-1]), message="the page holds exactly what is stored")
 
 
 def test_buying_declined_then_declined_again_then_bought(context):
@@ -250,7 +246,7 @@ def test_buying_declined_then_declined_again_then_bought(context):
             shot(driver, SHOTS, "purchase-declined-again")
         else:
             wait(driver, lambda: not dialog_open() and status_text(driver) == "Live", seconds=15, message=outcome)
-    wait(driver, lambda: len(ids(driver, "primary")) == 45, message="every message arrived")
+    wait(driver, lambda: loaded(driver, "primary") == 45, message="every message arrived")
     assert dashboard.sim("/sim/stats")["purchases"] == 1
 
 
@@ -259,7 +255,7 @@ def test_cancel_on_out_of_space_keeps_the_way_back_in_the_banner(context):
     fill_storage(dashboard, driver, stored=5, waiting=40)
     click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
     wait(driver, lambda: not visible(driver, '[data-view-for="primary"] .error-view'), message="the view goes")
-    assert status_text(driver) == "Syncing is paused"
+    assert status_text(driver) == "Syncing is paused: storage is full"
     assert banner_options(driver) == ["buy-space"], banner_options(driver)
     assert_accessible(driver)
     click(driver, banner_button(driver, "buy-space"))
@@ -320,7 +316,8 @@ def test_scroll_back_that_fails_is_a_view_in_its_pane(context):
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
     click(driver, find(driver, '[data-older-error-for="primary"] button'))
-    wait(driver, lambda: len(ids(driver, "primary")) == 70 and text_of(driver, '[data-older-error-for="primary"]') == "", message="loaded")
+    wait(driver, lambda: loaded_range(driver, "primary") == (70, 1, 70) and text_of(driver, '[data-older-error-for="primary"]') == "",
+         message="loaded")
 
 
 # MARK: Notifications and text
@@ -330,7 +327,7 @@ def test_a_burst_of_200_live_messages_is_one_toast(context):
     dashboard, driver = start(context)
     dismiss_toasts(driver)
     dashboard.sim("/sim/messages", {"account": "primary", "count": 200})
-    wait(driver, lambda: len(ids(driver, "primary")) == 200, message="all shown")
+    wait(driver, lambda: loaded(driver, "primary") == 200, message="all shown")
     toasts = driver.execute_script("return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent)")
     assert toasts == ["200 new messages"], toasts
     assert driver.execute_script("return document.querySelectorAll('#toasts .toast').length") <= 3
@@ -338,8 +335,8 @@ def test_a_burst_of_200_live_messages_is_one_toast(context):
 
 def test_toasts_never_take_focus_and_never_exceed_three(context):
     dashboard, driver = start(context)
-    engine_stop = find(driver, "#engine-stop")
-    driver.execute_script("arguments[0].focus()", engine_stop)
+    engine_toggle = find(driver, "#engine-toggle")
+    driver.execute_script("arguments[0].focus()", engine_toggle)
     for linked in (False, True, False, True):
         dashboard.sim("/sim/linked", {"linked": linked})
         wait(driver, lambda linked=linked: driver.execute_script("return !document.querySelector('#pane-linked').hidden") == linked,
@@ -348,7 +345,7 @@ def test_toasts_never_take_focus_and_never_exceed_three(context):
     wait(driver, lambda: any("New message" in t for t in driver.execute_script(
         "return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent)")), message="message toast")
     assert driver.execute_script("return document.querySelectorAll('#toasts .toast').length") == 3
-    assert driver.switch_to.active_element == engine_stop, "focus stayed where the person left it"
+    assert driver.switch_to.active_element == engine_toggle, "focus stayed where the person left it"
     click(driver, find(driver, "#toasts .toast .toast-dismiss"))
     assert driver.execute_script("return document.querySelectorAll('#toasts .toast').length") == 2
 
@@ -402,7 +399,7 @@ def test_another_window_sees_the_attempt_running(context):
     try:
         second.get(dashboard.url)
         for window in (driver, second):
-            wait(window, lambda window=window: banner_options(window) == ["try-again", "cancel"], seconds=20, message="both banners")
+            wait(window, lambda window=window: banner_options(window) == ["cancel", "try-again"], seconds=20, message="both banners")
         dashboard.sim("/sim/faults", {"mode": "slow"})  # each upstream call takes 2 s: the attempt is long enough to watch
         click(driver, banner_button(driver, "try-again"))
         wait(second, lambda: "another window" in text_of(second, "#banner [data-busy-for]")

@@ -93,10 +93,18 @@ enum ErrorCatalog {
         case (false, false): "The waiting messages are larger than the whole quota."
         }
         return UserFacingError(type: "/problems/out-of-space", title: "Storage is full",
-                                detail: "New messages do not fit into the \(megabytes(quota!)) you have.",
+                                detail: spaceDetail(quota: quota!, used: problem.usage?.usedBytes, needed: problem.neededBytes),
                                 suggestion: way + " Nothing is lost while you decide: new messages wait on the server.",
                                 presentation: presentation, options: options,
                                 debug: problem.debug, createdAt: date, extensions: extensions)
+    }
+
+    /// The figures the storage card shows too, so the two agree: "New messages (6 KB) do not fit
+    /// into the 5 KB left of your 20 KB."
+    static func spaceDetail(quota: Int64, used: Int64?, needed: Int64?) -> String {
+        guard let used, let needed, needed > 0 else { return "New messages do not fit into the \(megabytes(quota)) you have." }
+        let left = max(0, quota - used)
+        return "New messages (\(megabytes(needed))) do not fit into the \(left == 0 ? "nothing" : megabytes(left)) left of your \(megabytes(quota))."
     }
 
     /// What Buy more space buys: what the batch needs, twice, and at least 10 MB.
@@ -134,9 +142,17 @@ enum ErrorCatalog {
                                presentation: .alert, options: [tryAgain, .cancel], debug: debug, createdAt: date)
     }
 
+    /// Sizes in words, written exactly as the page writes them (view.js `formatBytes`), so figures
+    /// agree: whole numbers with halves rounded up, one decimal below 10 KB and 10 MB.
     static func megabytes(_ bytes: Int64) -> String {
-        if bytes < 1_000_000 { return "\(max(1, Int((Double(bytes) / 1000).rounded()))) KB" }
-        let value = Double(bytes) / 1_000_000
-        return value >= 10 ? "\(Int(value.rounded())) MB" : String(format: "%.1f MB", value)
+        func tenths(_ unit: Int64) -> String {
+            let tenths = (bytes + unit / 20) / (unit / 10)
+            return "\(tenths / 10).\(tenths % 10)"
+        }
+        if bytes < 1000 { return "\(bytes) B" }
+        if bytes < 10_000 { return tenths(1000) + " KB" }
+        if bytes < 1_000_000 { return "\((bytes + 500) / 1000) KB" }
+        if bytes < 10_000_000 { return tenths(1_000_000) + " MB" }
+        return "\((bytes + 500_000) / 1_000_000) MB"
     }
 }

@@ -1,0 +1,318 @@
+// One pane's messages, newest first: every message the page has loaded stays in memory, but only
+// the rows near what the pane shows are in the DOM (about three screens, at most MAX_ROWS), with
+// padding standing in for the rest. Rows are measured once shown; unmeasured rows count at the
+// average height so far.
+//
+// The reader keeps their place: every change (new messages, older pages, removals, a row measured
+// at another height than guessed) is laid out again around the first row in view, so the text
+// under the reader does not move. Only a reader at the very top, with nothing selected in the
+// pane, follows the newest messages; anyone else gets "N new messages" to jump to. Rows are never
+// rebuilt or moved once in the DOM, so a selection in them survives every update.
+
+import { element } from "./view.js";
+
+const MAX_ROWS = 160;
+const FOLLOW_SLACK_PX = 4;
+const NEAR_END_SCREENS = 2;
+
+export class MessageList {
+  /** `onNearEnd()` is called when the reader nears the oldest loaded message and `hasOlder` is
+   *  true; `onUnseen(count)` when the number of new messages above the reader changes. */
+  constructor({ scroller, list, onNearEnd = () => {}, onUnseen = () => {} }) {
+    this.scroller = scroller;
+    this.list = list;
+    this.onNearEnd = onNearEnd;
+    this.onUnseen = onUnseen;
+    this.items = []; // newest first
+    this.ids = new Set();
+    this.nodes = new Map(); // id -> <li> now in the DOM
+    this.heights = new Map(); // id -> measured height (px)
+    this.measuredTotal = 0;
+    this.tops = null; // tops[i]: offset of row i; tops[items.length]: total height. null when stale.
+    this.hasOlder = false;
+    this.unseen = 0;
+    this.renderQueued = false;
+    this.anchor = null;
+    this.width = 0;
+    this.nearEndCheckDue = false;
+    scroller.addEventListener("scroll", () => {
+      if (this.unseen && this.atTop()) this.setUnseen(0);
+      this.schedule();
+      this.nearEndCheckDue = true;
+    }, { passive: true });
+    new ResizeObserver(() => {
+      const width = this.list.clientWidth;
+      if (width === this.width) return;
+      // Another width wraps text differently: rows in the DOM are measured again now, the others
+      // when they are shown.
+      this.holdPlace();
+      this.width = width;
+      this.heights.clear();
+      this.measuredTotal = 0;
+      for (const [id, node] of this.nodes) this.remember(id, node.getBoundingClientRect().height);
+      this.tops = null;
+      this.schedule();
+    }).observe(scroller);
+  }
+
+  get size() { return this.items.length; }
+
+  has(id) { return this.ids.has(id); }
+
+  /** The oldest loaded id, for the next page of scroll-back. */
+  oldestId() { return this.items.at(-1)?.id; }
+
+  newestId() { return this.items[0]?.id; }
+
+  /** Replaces everything (a snapshot, another account). */
+  reset(messages, { hasOlder }) {
+    for (const node of this.nodes.values()) node.remove();
+    this.nodes.clear();
+    this.items = [...messages].sort((a, b) => b.id - a.id);
+    this.ids = new Set(this.items.map((message) => message.id));
+    this.hasOlder = hasOlder;
+    this.tops = null;
+    this.anchor = null;
+    this.setUnseen(0);
+    this.scroller.scrollTop = 0;
+    this.schedule();
+  }
+
+  /** Adds messages (new ones at the top, an older page at the bottom, or anywhere between);
+   *  returns how many were not loaded before. */
+  add(messages) {
+    const fresh = messages.filter((message) => !this.ids.has(message.id));
+    if (fresh.length === 0) return 0;
+    this.holdPlace();
+    const newestBefore = this.newestId() ?? -Infinity;
+    fresh.sort((a, b) => b.id - a.id);
+    for (const message of fresh) {
+      this.ids.add(message.id);
+      if (this.items.length === 0 || message.id < this.items.at(-1).id) this.items.push(message);
+      else this.items.splice(this.insertionIndex(message.id), 0, message);
+    }
+    this.tops = null;
+    const newer = fresh.filter((message) => message.id > newestBefore).length;
+    if (newer && this.anchor) this.setUnseen(this.unseen + newer);
+    this.schedule();
+    return fresh.length;
+  }
+
+  /** Removes messages by id (freed space, a detached account). */
+  remove(ids) {
+    const gone = new Set(ids.filter((id) => this.ids.has(id)));
+    if (gone.size === 0) return;
+    this.holdPlace();
+    this.items = this.items.filter((message) => !gone.has(message.id));
+    for (const id of gone) {
+      this.ids.delete(id);
+      this.nodes.get(id)?.remove();
+      this.nodes.delete(id);
+    }
+    this.tops = null;
+    this.schedule();
+  }
+
+  setHasOlder(hasOlder) {
+    if (this.hasOlder === hasOlder) return;
+    this.hasOlder = hasOlder;
+    this.schedule();
+  }
+
+  /** Back to the newest message, as "N new messages" does. */
+  jumpToNewest() {
+    this.anchor = null;
+    this.scroller.scrollTop = 0;
+    this.setUnseen(0);
+    this.schedule();
+  }
+
+  // MARK: Layout
+
+  atTop() { return this.scroller.scrollTop <= FOLLOW_SLACK_PX; }
+
+  /** True when part of the current selection is in this pane: the reader is busy with it. */
+  selectionInside() {
+    const selection = document.getSelection();
+    if (!selection || selection.isCollapsed || selection.rangeCount === 0) return false;
+    return this.list.contains(selection.anchorNode) || this.list.contains(selection.focusNode);
+  }
+
+  /** Notes the first row in view and where it is, before the rows change, unless the reader
+   *  follows the newest (at the top, nothing selected). */
+  holdPlace() {
+    if (this.anchor) return;
+    if (this.atTop() && !this.selectionInside()) return;
+    const tops = this.offsets();
+    const scrollTop = this.scroller.scrollTop;
+    const index = Math.min(this.items.length - 1, this.rowAt(tops, scrollTop));
+    if (index < 0) return;
+    this.anchor = { id: this.items[index].id, offset: tops[index] - scrollTop };
+  }
+
+  schedule() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  /** Lays the rows out now (tests and the scheduler call it). */
+  render() {
+    this.holdPlace();
+    const anchor = this.anchor;
+    this.anchor = null;
+    // Twice at most: rows measured in the first pass may move the anchor, the second puts it back.
+    for (let pass = 0; pass < 2; pass += 1) {
+      const tops = this.offsets();
+      let scrollTop = this.scroller.scrollTop;
+      if (anchor) {
+        const index = this.indexOf(anchor.id);
+        if (index >= 0) scrollTop = Math.max(0, tops[index] - anchor.offset);
+      }
+      const changed = this.layOut(tops, scrollTop);
+      if (Math.abs(this.scroller.scrollTop - scrollTop) >= 1) this.scroller.scrollTop = scrollTop;
+      if (!changed) break;
+    }
+    // What is loaded, for tests and the curious: the DOM holds only a window of it.
+    this.list.dataset.loaded = String(this.items.length);
+    this.list.dataset.newest = String(this.newestId() ?? "");
+    this.list.dataset.oldest = String(this.oldestId() ?? "");
+    // Only a reader who scrolls asks for older pages; a page that merely opened does not.
+    if (this.nearEndCheckDue) {
+      this.nearEndCheckDue = false;
+      this.checkNearEnd();
+    }
+  }
+
+  /** Puts the rows for `scrollTop` in the DOM; true when measuring them changed the heights. */
+  layOut(tops, scrollTop) {
+    const view = this.scroller.clientHeight || 600;
+    const count = this.items.length;
+    let first = Math.max(0, this.rowAt(tops, scrollTop - view) );
+    let last = Math.min(count - 1, this.rowAt(tops, scrollTop + 2 * view));
+    if (last - first + 1 > MAX_ROWS) {
+      const inView = Math.max(0, this.rowAt(tops, scrollTop));
+      first = Math.max(0, inView - MAX_ROWS / 4);
+      last = Math.min(count - 1, first + MAX_ROWS - 1);
+    }
+    const wanted = new Set();
+    for (let index = first; index <= last; index += 1) wanted.add(this.items[index].id);
+    for (const [id, node] of this.nodes) {
+      if (!wanted.has(id)) {
+        node.remove();
+        this.nodes.delete(id);
+      }
+    }
+    // Rows already there stay where they are (a selection in them survives); new ones go
+    // between them in order.
+    const added = [];
+    let next = null;
+    for (let index = last; index >= first; index -= 1) {
+      const message = this.items[index];
+      let node = this.nodes.get(message.id);
+      if (!node) {
+        node = messageRow(message);
+        this.nodes.set(message.id, node);
+        this.list.insertBefore(node, next);
+        added.push(message.id);
+      }
+      node.setAttribute("aria-posinset", String(index + 1));
+      node.setAttribute("aria-setsize", this.hasOlder ? "-1" : String(count));
+      next = node;
+    }
+    this.list.style.paddingTop = `${count ? tops[first] : 0}px`;
+    this.list.style.paddingBottom = `${count ? tops[count] - tops[last + 1] : 0}px`;
+    let changed = false;
+    for (const id of added) {
+      const guess = this.heights.get(id) ?? this.estimate();
+      const height = this.remember(id, this.nodes.get(id).getBoundingClientRect().height);
+      if (Math.abs(guess - height) >= 0.5) changed = true;
+    }
+    if (changed) this.tops = null;
+    return changed;
+  }
+
+  remember(id, height) {
+    const before = this.heights.get(id);
+    if (before !== undefined) this.measuredTotal -= before;
+    this.heights.set(id, height);
+    this.measuredTotal += height;
+    return height;
+  }
+
+  estimate() {
+    return this.heights.size ? this.measuredTotal / this.heights.size : 56;
+  }
+
+  offsets() {
+    if (this.tops && this.tops.length === this.items.length + 1) return this.tops;
+    const estimate = this.estimate();
+    const tops = new Float64Array(this.items.length + 1);
+    for (let index = 0; index < this.items.length; index += 1) {
+      tops[index + 1] = tops[index] + (this.heights.get(this.items[index].id) ?? estimate);
+    }
+    this.tops = tops;
+    return tops;
+  }
+
+  /** The row covering `y` (binary search over the offsets). */
+  rowAt(tops, y) {
+    let low = 0;
+    let high = this.items.length - 1;
+    if (high < 0) return -1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (tops[middle] <= y) low = middle; else high = middle - 1;
+    }
+    return low;
+  }
+
+  indexOf(id) {
+    // Newest first, so ids fall: binary search.
+    let low = 0;
+    let high = this.items.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const here = this.items[middle].id;
+      if (here === id) return middle;
+      if (here > id) low = middle + 1; else high = middle - 1;
+    }
+    return -1;
+  }
+
+  insertionIndex(id) {
+    let low = 0;
+    let high = this.items.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (this.items[middle].id > id) low = middle + 1; else high = middle;
+    }
+    return low;
+  }
+
+  /** Asks for older messages when less than two screens of loaded ones are left below. */
+  checkNearEnd() {
+    if (!this.hasOlder) return;
+    const tops = this.offsets();
+    const below = tops[this.items.length] - (this.scroller.scrollTop + this.scroller.clientHeight);
+    if (below < NEAR_END_SCREENS * this.scroller.clientHeight) this.onNearEnd();
+  }
+
+  setUnseen(count) {
+    if (this.unseen === count) return;
+    this.unseen = count;
+    this.onUnseen(count);
+  }
+}
+
+function messageRow(message) {
+  const sent = new Date(message.sentAt);
+  const when = Number.isNaN(sent.getTime()) ? message.sentAt : sent.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
+  return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
+    element("div", { className: "meta", text: `${message.sender} · chat ${message.chatId} · ${when}` }),
+    element("div", { className: "text", text: message.text }),
+  ]);
+}

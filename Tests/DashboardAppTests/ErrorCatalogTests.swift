@@ -1,0 +1,31 @@
+import Engine
+import Foundation
+import Recovery
+import Store
+import Testing
+@testable import DashboardApp
+
+/// The words of the errors: sizes written as the page writes them, figures that agree with the
+/// storage card, buttons named for what they do.
+@Suite("Error catalog")
+struct ErrorCatalogTests {
+    @Test(arguments: [
+        (Int64(0), "0 B"), (999, "999 B"), (1000, "1.0 KB"), (1250, "1.3 KB"), (1249, "1.2 KB"), (9_949, "9.9 KB"), (9_950, "10.0 KB"),
+        (10_000, "10 KB"), (10_499, "10 KB"), (10_500, "11 KB"), (999_499, "999 KB"), (1_000_000, "1.0 MB"), (1_250_000, "1.3 MB"),
+        (10_000_000, "10 MB"), (10_002_000, "10 MB"), (12_500_000, "13 MB"),
+    ])
+    func sizesAreWrittenAsThePageWritesThem(bytes: Int64, words: String) {
+        // view.js formatBytes rounds halves up with the same integer arithmetic; the browser test
+        // compares the two on a real page.
+        #expect(ErrorCatalog.megabytes(bytes) == words)
+    }
+
+    @Test func outOfSpaceSaysWhatDoesNotFitInTheFiguresOfTheStorageCard() {
+        let problem = EngineProblem(kind: .outOfSpace, debug: "quota reached", usage: StorageUsage(usedBytes: 15_000, quotaBytes: 20_000),
+                                    neededBytes: 6_000)
+        let error = ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil)
+        #expect(error.detail == "New messages (6.0 KB) do not fit into the 5.0 KB left of your 20 KB.")
+        #expect(error.options.map(\.title) == ["Not now", "Buy more space"], "Cancel only hides the view here")
+        #expect(error.option("buy-space")?.confirmation?.contains("10 MB") == true, "the question says how much is bought")
+    }
+}
