@@ -9,7 +9,7 @@
 
 import { getJSON, HttpError, loadSession, post, UnreadableAnswer } from "./api.js";
 import {
-  alertIsMine, alertShowing, announce, claimError, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent,
+  alertIsMine, alertShowing, announce, attemptRunningHere, claimError, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent,
   optionButtons, refreshButtons, renderErrorView, resetRemoteAttempts, setOff, setProcessReachable, showAlert, signatureOf,
 } from "./errors.js";
 import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./history.js";
@@ -50,6 +50,7 @@ const state = {
   alertPlacement: new Map(),
   /** Where the focus goes if the control that had it goes away with the next render. */
   focusNext: null,
+  lastFocused: null,
 };
 
 /** How long the upstream holds a poll (the connection says; this is the default): a live
@@ -181,7 +182,7 @@ function errorResolved(id) {
   forgetAttempts(id);
   closeAlert(id);
   problemResolved(id);
-  if (wasShowing) toast("That problem was dealt with in another window.", { seconds: 6 });
+  if (wasShowing && !attemptRunningHere(id)) toast("That problem was dealt with in another window.", { seconds: 6 });
 }
 
 function setConnection(connection) {
@@ -253,14 +254,39 @@ function renderSyncControl() {
   if ($("#sync-text").textContent !== text) $("#sync-text").textContent = text;
 }
 
-/** Puts the focus where `state.focusNext` says when the control that had it went away. */
+/** Puts the focus where `state.focusNext` says when the control that had it went away (a
+ *  render removed or hid it, a dialog closed), or on the next useful control when nothing says. */
 function restoreFocus() {
   const active = document.activeElement;
   if (active && active !== document.body && active.isConnected && active.getClientRects().length) return;
-  const target = state.focusNext?.();
+  const last = state.lastFocused;
+  const lost = last && (!last.isConnected || !last.getClientRects().length);
+  if (!state.focusNext && !lost) return;
+  // An attempt from this window is ending: where the focus goes depends on its answer.
+  if (!state.focusNext && attemptRunningHere()) return;
+  const target = state.focusNext?.() ?? nextUsefulControl();
   if (target && target.isConnected && target.getClientRects().length) {
     target.focus();
     state.focusNext = null;
+  }
+}
+
+function nextUsefulControl() {
+  const shown = (node) => (node && node.getClientRects().length ? node : null);
+  return shown($('#banner-actions [data-role="default"]')) ?? shown($('[data-view-for="primary"] button[data-role="default"]'))
+    ?? $("#pane-primary-title");
+}
+
+/** Remembers the control that has the focus, so that a render that takes it away can put the
+ *  focus somewhere useful; what the person does next replaces any plan for the focus. */
+function watchFocus() {
+  document.addEventListener("focusin", (event) => { state.lastFocused = event.target; });
+  // A dialog closing or a control hidden under the focus moves it to the body without a render.
+  document.addEventListener("focusout", (event) => {
+    if (!event.relatedTarget) queueMicrotask(restoreFocus);
+  });
+  for (const type of ["pointerdown", "keydown"]) {
+    document.addEventListener(type, () => { state.focusNext = null; }, { capture: true });
   }
 }
 
@@ -399,8 +425,6 @@ function renderConnection() {
   const outOfSpace = outOfSpaceError();
   const behind = [...state.errors.values()].find((error) => error.type === "/problems/upstream-behind");
   if (quiet) showStatus("slow", "Live, but the chat server is slow");
-  else if (stateName === "paused" && outOfSpace) showStatus("paused", "Syncing is paused: storage is full");
-  else if (stateName === "paused" && behind) showStatus("paused", `Syncing is paused: ${behind.title.toLowerCase()}`);
   else showStatus(stateName, stateName === "waiting" && connection.attempt > 1 ? `Waiting to retry (attempt ${connection.attempt})` : undefined);
   showAge(quiet ? `Updated ${quietSeconds} s ago` : "");
   recordHistory(connection.state);
@@ -587,6 +611,7 @@ function wireControls() {
     setOff(toggle, !state.reachable);
   });
   wireNotifications();
+  watchFocus();
   $("#confirm").addEventListener("close", () => renderErrors());
   setInterval(() => { updateCountdown(); renderConnection(); }, 1000);
 }

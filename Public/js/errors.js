@@ -25,6 +25,11 @@ const mine = new Set(); // ids of errors raised by an attempt made in this windo
 let processReachable = true;
 
 /** Whether the dashboard process answers; while it does not, buttons that need it are off. */
+/** True while an attempt started in this window is running (on `errorId`, or on any error). */
+export function attemptRunningHere(errorId) {
+  return errorId === undefined ? local.size > 0 : local.has(errorId);
+}
+
 export function setProcessReachable(reachable) {
   processReachable = reachable;
   refreshButtons();

@@ -33,6 +33,8 @@ export class MessageList {
     this.unseen = 0;
     this.renderQueued = false;
     this.anchor = null;
+    this.keptPlace = null; // { id, shownAt, scrollTop }: the place held while the reader has not scrolled
+    this.contentChanged = false; // messages came or went, or widths changed, since the last layout
     this.width = 0;
     this.nearEndCheckDue = false;
     scroller.addEventListener("scroll", () => {
@@ -51,6 +53,7 @@ export class MessageList {
       this.measuredTotal = 0;
       for (const [id, node] of this.nodes) this.remember(id, node.getBoundingClientRect().height);
       this.tops = null;
+      this.contentChanged = true;
       this.schedule();
     }).observe(scroller);
   }
@@ -86,12 +89,10 @@ export class MessageList {
     this.holdPlace();
     const newestBefore = this.newestId() ?? -Infinity;
     fresh.sort((a, b) => b.id - a.id);
-    for (const message of fresh) {
-      this.ids.add(message.id);
-      if (this.items.length === 0 || message.id < this.items.at(-1).id) this.items.push(message);
-      else this.items.splice(this.insertionIndex(message.id), 0, message);
-    }
+    for (const message of fresh) this.ids.add(message.id);
+    this.items = mergeNewestFirst(this.items, fresh);
     this.tops = null;
+    this.contentChanged = true;
     const newer = fresh.filter((message) => message.id > newestBefore).length;
     if (newer && this.anchor) this.setUnseen(this.unseen + newer);
     this.schedule();
@@ -104,6 +105,7 @@ export class MessageList {
     if (gone.size === 0) return;
     this.holdPlace();
     this.items = this.items.filter((message) => !gone.has(message.id));
+    this.contentChanged = true;
     for (const id of gone) {
       this.ids.delete(id);
       this.nodes.get(id)?.remove();
@@ -147,7 +149,21 @@ export class MessageList {
     const scrollTop = this.scroller.scrollTop;
     const index = Math.min(this.items.length - 1, this.rowAt(tops, scrollTop));
     if (index < 0) return;
-    this.anchor = { id: this.items[index].id, offset: tops[index] - scrollTop };
+    const id = this.items[index].id;
+    this.anchor = { id, offset: tops[index] - scrollTop, shownAt: this.shownTop(id), scrollTop };
+    // The browser keeps whole-pixel scroll positions: measured afresh on every update, the place
+    // would drift by the rounding each time. Until the reader scrolls, the place first held stands.
+    const kept = this.keptPlace;
+    if (kept && kept.scrollTop === scrollTop && this.nodes.has(kept.id) && kept.shownAt !== null) {
+      const keptIndex = this.indexOf(kept.id);
+      if (keptIndex >= 0) this.anchor = { id: kept.id, offset: tops[keptIndex] - scrollTop, shownAt: kept.shownAt, scrollTop };
+    }
+  }
+
+  /** Where row `id` is now, relative to the pane's top edge; null when it is not in the DOM. */
+  shownTop(id) {
+    const node = this.nodes.get(id);
+    return node ? node.getBoundingClientRect().top - this.scroller.getBoundingClientRect().top : null;
   }
 
   schedule() {
@@ -164,6 +180,14 @@ export class MessageList {
     this.holdPlace();
     const anchor = this.anchor;
     this.anchor = null;
+    // The reader may have scrolled since the place was held (a smooth scroll runs on between a
+    // change and this frame): the row moved with them, and writing the old place back would
+    // undo their scrolling.
+    if (anchor && anchor.scrollTop !== this.scroller.scrollTop) {
+      const scrolled = this.scroller.scrollTop - anchor.scrollTop;
+      anchor.offset -= scrolled;
+      if (anchor.shownAt !== null) anchor.shownAt -= scrolled;
+    }
     // Twice at most: rows measured in the first pass may move the anchor, the second puts it back.
     for (let pass = 0; pass < 2; pass += 1) {
       const tops = this.offsets();
@@ -176,6 +200,17 @@ export class MessageList {
       if (Math.abs(this.scroller.scrollTop - scrollTop) >= 1) this.scroller.scrollTop = scrollTop;
       if (!changed) break;
     }
+    // The offsets are sums of measured heights and the browser rounds scroll positions: what is
+    // left is corrected by where the anchor row really is, as the browser's own scroll anchoring does.
+    // Only after a change of content: a correction written while the reader scrolls would stop
+    // the browser's smooth scrolling (End, Page Down) half-way.
+    const contentChanged = this.contentChanged;
+    this.contentChanged = false;
+    if (contentChanged && anchor && anchor.shownAt !== null) {
+      const now = this.shownTop(anchor.id);
+      if (now !== null && Math.abs(now - anchor.shownAt) >= 0.5) this.scroller.scrollTop = Math.round(this.scroller.scrollTop + now - anchor.shownAt);
+    }
+    this.keptPlace = anchor ? { id: anchor.id, shownAt: anchor.shownAt, scrollTop: this.scroller.scrollTop } : null;
     // What is loaded, for tests and the curious: the DOM holds only a window of it.
     this.list.dataset.loaded = String(this.items.length);
     this.list.dataset.newest = String(this.newestId() ?? "");
@@ -283,16 +318,6 @@ export class MessageList {
     return -1;
   }
 
-  insertionIndex(id) {
-    let low = 0;
-    let high = this.items.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (this.items[middle].id > id) low = middle + 1; else high = middle;
-    }
-    return low;
-  }
-
   /** Asks for older messages when less than two screens of loaded ones are left below. */
   checkNearEnd() {
     if (!this.hasOlder) return;
@@ -306,6 +331,21 @@ export class MessageList {
     this.unseen = count;
     this.onUnseen(count);
   }
+}
+
+/** Two lists sorted newest first, as one; the usual cases (all newer, all older) are one concat. */
+function mergeNewestFirst(items, fresh) {
+  if (items.length === 0) return fresh;
+  if (fresh.at(-1).id > items[0].id) return fresh.concat(items);
+  if (fresh[0].id < items.at(-1).id) return items.concat(fresh);
+  const merged = [];
+  let i = 0;
+  let j = 0;
+  while (i < items.length || j < fresh.length) {
+    if (j >= fresh.length || (i < items.length && items[i].id > fresh[j].id)) merged.push(items[i++]);
+    else merged.push(fresh[j++]);
+  }
+  return merged;
 }
 
 function messageRow(message) {

@@ -127,10 +127,13 @@ export function renderStorage(storage, outOfSpace) {
   const max = quota ?? Math.max(1, used);
   meter.max = max;
   meter.value = Math.min(used, max);
-  meter.optimum = 0;
   const full = Boolean(outOfSpace);
-  meter.low = full ? 0 : 0.8 * max;
-  meter.high = full ? 0 : 0.95 * max;
+  // Below `low` is good (green), up to `high` a warning (amber), above it bad (red): out of space
+  // is bad at any level, so then both bounds go under the value.
+  meter.min = 0;
+  meter.optimum = 0;
+  meter.low = full ? meter.value / 2 : 0.8 * max;
+  meter.high = full ? meter.value / 2 : 0.95 * max;
   meter.dataset.level = full || used >= 0.95 * max ? "full" : used >= 0.8 * max ? "high" : "ok";
   let text;
   if (quota == null) {
