@@ -20,9 +20,9 @@ class Dashboard:
     """The dashboard binary on a free port. With `upstream`, it syncs with that server instead
     of the built-in simulator (then `simulator` is that server's address, if given)."""
 
-    def __init__(self, binary, *arguments, upstream=None):
+    def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:"):
         extra = ["--upstream", upstream] if upstream else []
-        self.process = subprocess.Popen([binary, "--port", "0", "--db", ":memory:", "--log-level", "warning", *extra, *arguments],
+        self.process = subprocess.Popen([binary, "--port", str(port), "--db", db, "--log-level", "warning", *extra, *arguments],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.simulator = upstream.rstrip("/") if upstream else self.process.stdout.readline().strip().split(" on ")[1].rstrip("/")
         # http://127.0.0.1:PORT/?token=TOKEN: opening it sets the cookie that lets the page read.
@@ -61,6 +61,13 @@ class ChatServer:
             self.process.wait(timeout=10)
 
 
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def browser(width=1200, height=900):
     options = webdriver.ChromeOptions()
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -71,7 +78,12 @@ def browser(width=1200, height=900):
 
 
 def wait(driver, condition, seconds=10, message="condition"):
-    return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda _: condition(), message)
+    """Waits for `condition()`; `message` may be a function, called on timeout to say what was seen instead."""
+    from selenium.common.exceptions import TimeoutException
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda _: condition())
+    except TimeoutException as timeout:
+        raise TimeoutException(message() if callable(message) else message) from timeout
 
 
 def click(driver, element):
@@ -193,7 +205,10 @@ def run(tests, shots, context):
 
 
 def tests_in(namespace):
-    return [(name, function) for name, function in namespace.items() if name.startswith("test_") and callable(function)]
+    """The namespace's tests in order; `BROWSER_TESTS=word,word` keeps only those whose names hold one of the words."""
+    only = [word for word in os.environ.get("BROWSER_TESTS", "").split(",") if word]
+    return [(name, function) for name, function in namespace.items()
+            if name.startswith("test_") and callable(function) and (not only or any(word in name for word in only))]
 
 
 def main_guard(body):

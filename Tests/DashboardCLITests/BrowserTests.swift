@@ -3,8 +3,9 @@ import Testing
 import TestSupport
 
 /// The page in a real headless Chromium, driven by the selenium scripts in `Tests/Browser/`:
-/// `dashboard_page_test.py` (every state of the page) and `recovery_flows_test.py` (every error
-/// kind failed and recovered as a person clicks). `.ci/run` installs Chromium, chromedriver and
+/// `dashboard_page_test.py` (every state of the page), `recovery_flows_test.py` (every error
+/// kind failed and recovered as a person clicks) and `daily_use_test.py` (the page kept open all
+/// day: the whole history, a steady reading place, layout shift and focus measured). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
 @Suite("Dashboard page in Chromium", .serialized)
@@ -27,6 +28,11 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func everyRecoveryFlowWorksWhenClickedAsAPersonDoes() async throws {
         try await runScript("recovery_flows_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func thePageHoldsUpInDailyUse() async throws {
+        try await runScript("daily_use_test.py", [ChildProcess.binaryPath("dashboard")])
     }
 
     private func runScript(_ name: String, _ binaries: [String]) async throws {
