@@ -21,18 +21,20 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
         .target(name: "Store", dependencies: ["SQLite"]),
-        // The upstream chat server as the engine sees it: protocol, wire models, HTTP client.
-        .target(name: "Upstream", dependencies: ["HTTPCore", "Logging", "JSONText"]),
+        // The upstream chat server as the engine sees it: the protocol and its models, no transport.
+        .target(name: "Upstream"),
+        // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
+        .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
-        .target(name: "Engine", dependencies: ["Store", "Upstream", "CShims", "Logging"]),
+        .target(name: "Engine", dependencies: ["Store", "Upstream", "Logging"]),
         // Recoverable errors: the model, options, attempters, the registry of open errors.
         .target(name: "Recovery"),
         // Leveled logging to stderr.
         .target(name: "Logging"),
-        // SIGINT / SIGTERM as something to await; SIGPIPE ignored.
-        .target(name: "Lifecycle"),
+        // What is Linux's own: SIGINT / SIGTERM as something to await (SIGPIPE ignored), the netlink network monitor.
+        .target(name: "Platform", dependencies: ["CShims"]),
         // JSON written by hand for the hot paths (message batches, events sent to every poll).
         .target(name: "JSONText"),
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
@@ -40,8 +42,8 @@ let package = Package(
         // The dashboard application: routes, security policy, problem+json.
         .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatSimulator", "Lifecycle", "Logging"]),
-        .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Lifecycle", "Logging"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "ChatSimulator", "Platform", "Logging"]),
+        .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Platform", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
         .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
@@ -49,17 +51,18 @@ let package = Package(
         // What the test targets share: a raw-socket HTTP client, a child-process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "Recovery", "ChatSimulator", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging"]),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "JSONText", "TestSupport"]),
+        .testTarget(name: "ChatServerClientTests", dependencies: ["ChatServerClient", "Upstream", "JSONText", "TestSupport"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatSimulator", "HTTPCore", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

@@ -71,7 +71,7 @@ public actor ChatSimulator {
             purchaseCount = world.purchaseCount
             for (user, messages) in world.messages {
                 messagesByUser[user] = messages
-                fragmentsByUser[user] = messages.map(MessageJSON.fragment)
+                fragmentsByUser[user] = messages.map(AnswerJSON.fragment)
             }
         } else {
             primaryUserId = configuration.primaryUserId
@@ -207,7 +207,7 @@ public actor ChatSimulator {
             if !linked.isEmpty { streams.append((linkedUserId, linked)) }
         }
         guard !streams.isEmpty else { return nil }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: MessageJSON.answer(streams))
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: AnswerJSON.answer(streams))
     }
 
     private func slice(of user: Int64, after: Int64) -> ArraySlice<[UInt8]> {
@@ -345,7 +345,7 @@ public actor ChatSimulator {
                                           sender: senders[Int.random(in: 0..<senders.count, using: &random)],
                                           text: text ?? "Message \(id) for \(account)", sentAt: sentAt)
             list.append(message)
-            fragments.append(MessageJSON.fragment(message))
+            fragments.append(AnswerJSON.fragment(message))
             ids.append(id)
         }
         do {

@@ -1,7 +1,7 @@
 import ChatSimulator
 import Foundation
 import HTTPCore
-import Lifecycle
+import Platform
 import Logging
 
 // chat-server: the built-in chat simulator on its own port.

@@ -1,10 +1,11 @@
+import ChatServerClient
 import ChatSimulator
 import DashboardApp
 import Engine
 import Foundation
 import HTTPCore
-import Lifecycle
 import Logging
+import Platform
 import Store
 import Synchronization
 import Upstream
@@ -92,7 +93,7 @@ let upstreamIsLocal = upstreamHost == "localhost" || upstreamHost.hasPrefix("127
 // Loopback never goes away; for a remote upstream, watch the machine's interfaces.
 var network: any NetworkMonitor = AlwaysOnline()
 if !upstreamIsLocal, let monitor = LinuxNetworkMonitor() {
-    network = monitor
+    network = NetlinkNetwork(monitor: monitor)
 }
 
 let engineOptions = EngineOptions(
@@ -158,4 +159,11 @@ final class ServerBox: Sendable {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
     }
+}
+
+/// The platform's netlink monitor as the engine's `NetworkMonitor`.
+struct NetlinkNetwork: NetworkMonitor {
+    let monitor: LinuxNetworkMonitor
+    var isOnline: Bool { monitor.isOnline }
+    func transitions() -> AsyncStream<Bool> { monitor.transitions() }
 }

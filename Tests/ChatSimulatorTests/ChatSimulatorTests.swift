@@ -36,7 +36,7 @@ struct ChatSimulatorTests {
     @Test func messageJSONRoundTripsEveryCharacter() throws {
         let message = UpstreamMessage(id: 7, chatId: 3, sender: "A \"quoted\" \\ name", text: "line\nnext\ttab \u{1} é 👋 </script>",
                                       sentAt: "2026-11-29T12:00:00.000Z")
-        let body = MessageJSON.answer([(user: 1, fragments: [MessageJSON.fragment(message)][...])])
+        let body = AnswerJSON.answer([(user: 1, fragments: [AnswerJSON.fragment(message)][...])])
         let decoded = try JSONDecoder().decode(MessagesAnswer.self, from: Data(body))
         #expect(decoded.messages["1"] == [message])
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ChatServerClient
 import ChatSimulator
 import Engine
 import HTTPCore

@@ -1,3 +1,4 @@
+import ChatServerClient
 import ChatSimulator
 import Engine
 import Foundation

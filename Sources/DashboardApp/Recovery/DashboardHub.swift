@@ -112,7 +112,17 @@ public struct MessagesEvent: Sendable {
         json.raw(#","messages":["#)
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
-            json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+            json.raw(#"{"id":"#)
+            json.number(message.id)
+            json.raw(#","chatId":"#)
+            json.number(message.chatId)
+            json.raw(#","sender":"#)
+            json.string(message.sender)
+            json.raw(#","text":"#)
+            json.string(message.text)
+            json.raw(#","sentAt":"#)
+            json.string(message.sentAt)
+            json.raw("}")
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import JSONText
 import Logging
+import Upstream
 
 /// `UpstreamAPI` over HTTP/1.1 with the project's own client (`HTTPCore.HTTPClient`).
 ///

@@ -1,22 +1,5 @@
 import JSONText
-
-extension JSONWriter {
-    /// A message object with the upstream protocol's fields (CONTRACT section 3): what the
-    /// simulator answers with, and what the dashboard's `messages` events carry.
-    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
-        raw(#"{"id":"#)
-        number(id)
-        raw(#","chatId":"#)
-        number(chatId)
-        raw(#","sender":"#)
-        string(sender)
-        raw(#","text":"#)
-        string(text)
-        raw(#","sentAt":"#)
-        string(sentAt)
-        raw("}")
-    }
-}
+import Upstream
 
 extension MessagesAnswer {
     /// Reads `{"messages": {"<userId>": [message, ...], ...}}` (or `{}` on a timeout) without

@@ -3,10 +3,20 @@ import Upstream
 
 /// JSON for messages, written by hand: each message is encoded once, when it is published, and a
 /// `messages` answer is the concatenation of those fragments. Answers are the simulator's hot path.
-enum MessageJSON {
+enum AnswerJSON {
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
-        json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+        json.raw(#"{"id":"#)
+        json.number(message.id)
+        json.raw(#","chatId":"#)
+        json.number(message.chatId)
+        json.raw(#","sender":"#)
+        json.string(message.sender)
+        json.raw(#","text":"#)
+        json.string(message.text)
+        json.raw(#","sentAt":"#)
+        json.string(message.sentAt)
+        json.raw("}")
         return json.bytes
     }
 

@@ -2,10 +2,11 @@ import Foundation
 import JSONText
 import TestSupport
 import Testing
+import ChatServerClient
 import Upstream
 
-@Suite("Upstream message JSON")
-struct MessageJSONTests {
+@Suite("Chat server answer reader")
+struct AnswerReaderTests {
     private func answerJSON(_ streams: [String: [UpstreamMessage]]) -> [UInt8] {
         var json = JSONWriter()
         json.raw(#"{"messages":{"#)
@@ -15,7 +16,7 @@ struct MessageJSONTests {
             json.raw(":[")
             for (offset, message) in messages.enumerated() {
                 if offset > 0 { json.raw(",") }
-                json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+                json.raw(bytes: Array(try! JSONEncoder().encode(message)))
             }
             json.raw("]")
         }
