@@ -12,7 +12,7 @@ public struct DashboardApp: HTTPResponder {
     private let stateChangeGuard: StateChangeGuard
     private let staticFiles: StaticFiles
     private let router: Router
-    private let feed: EventFeed
+    private let polls: PollRoutes
     private let log = Logger("app")
 
     /// - Parameters:
@@ -29,7 +29,6 @@ public struct DashboardApp: HTTPResponder {
         self.access = AccessGate(token: requireAccessToken ? secrets.accessToken : nil, port: port)
         self.stateChangeGuard = StateChangeGuard(csrfToken: secrets.csrfToken, hosts: hosts)
         self.staticFiles = staticFiles
-        self.feed = services.feed
         var router = Router()
         BasicRoutes(secrets: secrets, hasSimulator: services.simulator != nil).register(in: &router)
         MessageRoutes(pages: { account, before, limit throws(StoreError) in
@@ -40,7 +39,9 @@ public struct DashboardApp: HTTPResponder {
         }).register(in: &router)
         let state = StateRoutes(services: services)
         state.register(in: &router)
-        PollRoutes(services: services, state: state).register(in: &router)
+        let polls = PollRoutes(feed: services.feed, state: state)
+        polls.register(in: &router)
+        self.polls = polls
         ErrorRoutes(services: services).register(in: &router)
         let store = services.store
         let filler = services.simulator.map { simulator in
@@ -53,10 +54,19 @@ public struct DashboardApp: HTTPResponder {
     }
 
     public func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
-        let isAPI = Self.isAPIPath(request.path)
-        var response = try await answer(request, context: context)
+        try await answer(request, context: context)
+    }
+
+    /// Every answer's last step, held polls' and the core's own errors' included: the security
+    /// headers, and `no-store` on the API.
+    public func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {
+        Self.finish(&response, isAPI: request.map { Self.isAPIPath($0.path) } ?? true)
+    }
+
+    /// The finishing step itself; the feed takes it too, for the answers it encodes once and
+    /// shares between polls (the core writes those as they are).
+    static func finish(_ response: inout HTTPResponse, isAPI: Bool) {
         SecurityHeaders.apply(to: &response, isAPI: isAPI)
-        return response
     }
 
     /// The two hot paths, answered on the loop thread without a task: static files and polls.
@@ -64,18 +74,14 @@ public struct DashboardApp: HTTPResponder {
     public func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
         guard request.method == "GET", allowsHost(request) else { return nil }
         let path = request.path
-        var response: HTTPResponse
         if path == "/api/poll" {
             guard access.allows(request) else { return nil }
-            guard let polled = PollRoutes.onLoop(request, feed: feed) else { return nil }
-            response = polled
-        } else if !Self.isAPIPath(path), request.query == nil, case .found(let file) = staticFiles.response(for: request) {
-            response = file
-        } else {
-            return nil
+            return polls.answerOnLoop(request)
         }
-        SecurityHeaders.apply(to: &response, isAPI: Self.isAPIPath(path))
-        return response
+        if !Self.isAPIPath(path), request.query == nil, case .found(let file) = staticFiles.response(for: request) {
+            return file
+        }
+        return nil
     }
 
     /// The `Host` check, for every request form: an absolute-form target's authority must be
@@ -130,11 +136,9 @@ public struct DashboardApp: HTTPResponder {
     }
 
     /// How the HTTP core should answer the errors it detects itself (400, 408, 413, 431, 503, ...):
-    /// as problem+json with the same security headers as everything else.
+    /// as problem+json (`finish` adds the headers, as to everything else).
     public static func coreErrorResponse(status: HTTPStatus, detail: String) -> HTTPResponse {
-        var response = Problem(status: status, detail: userDetail(for: status, technical: detail)).response
-        SecurityHeaders.apply(to: &response, isAPI: true)
-        return response
+        Problem(status: status, detail: userDetail(for: status, technical: detail)).response
     }
 
     private static func userDetail(for status: HTTPStatus, technical: String) -> String {

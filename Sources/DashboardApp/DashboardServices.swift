@@ -34,7 +34,7 @@ public struct DashboardServices: Sendable {
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                                 makeEngine: (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
-        let feed = EventFeed(epoch: epoch, loop: loop)
+        let feed = EventFeed(epoch: epoch, loop: loop, finish: { DashboardApp.finish(&$0, isAPI: true) })
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }

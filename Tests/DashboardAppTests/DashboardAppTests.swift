@@ -65,8 +65,18 @@ struct DashboardAppTests {
         var headers = headers
         if let host, headers["Host"] == nil { headers.add("Host", host) }
         if authorized, headers["Authorization"] == nil { headers.add("Authorization", "Bearer \(app.secrets.accessToken)") }
-        return try await app.respond(to: HTTPRequest(method: method, target: target, headers: headers, body: Array(body.utf8)),
-                                     context: context)
+        return try await answer(HTTPRequest(method: method, target: target, headers: headers, body: Array(body.utf8)))
+    }
+
+    /// What the HTTP core would write: the responder's answer (a held one once it comes), after
+    /// the responder's finishing step.
+    private func answer(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var response = try await app.respond(to: request, context: context)
+        if case .held(let held) = response.disposition {
+            response = try #require(await held.value())
+        }
+        if response.encoded == nil { app.finish(&response, for: request) }
+        return response
     }
 
     private func post(_ target: String, token: String? = nil, contentType: String? = "application/json",
@@ -469,8 +479,10 @@ struct DashboardAppTests {
     }
 
     @Test func coreErrorsAreProblemsWithSecurityHeaders() throws {
-        let response = DashboardApp.coreErrorResponse(status: .requestHeaderFieldsTooLarge, detail: "head of 20000 bytes")
+        var response = DashboardApp.coreErrorResponse(status: .requestHeaderFieldsTooLarge, detail: "head of 20000 bytes")
+        app.finish(&response, for: nil)  // as the core does for the errors it answers itself
         #expect(response.status.code == 431)
+        #expect(response.headers["Cache-Control"] == "no-store")
         #expect(response.headers["Content-Security-Policy"] != nil)
         #expect(try problem(response).status == 431)
     }

@@ -1,6 +1,8 @@
 import Foundation
+import Synchronization
 import HTTPCore
 import Testing
+import TestSupport
 @testable import DashboardApp
 
 @Suite("Event feed")
@@ -84,5 +86,77 @@ struct EventFeedTests {
         #expect(await iterator.next() == false, "a second visible poll is no change; the publish that answers both is")
         _ = await feed.poll(since: 1, epoch: "E", timeout: .seconds(30), visible: true)
         #expect(await iterator.next() == true)
+    }
+
+    // MARK: In virtual time
+
+    @Test func aParkedPollIsAnsweredEmptyWhenItsTimeoutPassesAndNotBefore() async throws {
+        let clock = ManualClock()
+        let feed = EventFeed(epoch: "E", loop: Self.loop, clock: clock)
+        guard case .held(let held) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(25), visible: false) else {
+            Issue.record("expected a parked poll")
+            return
+        }
+        // The sweeper wakes every 250 ms; once it sleeps again, its pass over the polls is done.
+        for _ in 0..<99 {
+            await clock.waitForSleepers()
+            clock.advance(by: .milliseconds(250))
+        }
+        await clock.waitForSleepers()
+        #expect(await feed.statistics().timeouts == 0, "24.75 s: still held")
+        #expect(await feed.statistics().parkedPolls == 1)
+        clock.advance(by: .milliseconds(250))
+        let answer = try #require(await held.value())
+        #expect(try events(answer) == (0, []), "at 25 s: answered with nothing new")
+        #expect(await feed.statistics().timeouts == 1)
+        #expect(await feed.statistics().parkedPolls == 0)
+    }
+
+    @Test func eventsOlderThanTheBufferAgeAreDroppedAndTheirPollGetsAReset() async throws {
+        let clock = ManualClock()
+        let feed = EventFeed(epoch: "E", loop: Self.loop, maxAge: .seconds(600), clock: clock)
+        await feed.publish("a", ["x": 1])
+        clock.advance(by: .seconds(599))
+        guard case .now(let response) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(1), visible: false) else {
+            Issue.record("expected the event at 599 s")
+            return
+        }
+        #expect(try events(response) == (1, ["a"]))
+        clock.advance(by: .seconds(2))
+        guard case .reset = await feed.poll(since: 0, epoch: "E", timeout: .seconds(1), visible: false) else {
+            Issue.record("expected a reset once the event is older than 600 s")
+            return
+        }
+    }
+
+    @Test func everySharedAnswerTakesTheFinishingStepOnce() async throws {
+        let finished = Counter()
+        let feed = EventFeed(epoch: "E", loop: Self.loop, finish: { response in
+            finished.increment()
+            response.headers.set("X-Finished", "yes")
+        })
+        let polls = await (0..<3).asyncMap { _ in await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false) }
+        await feed.publish("a", ["x": 1])
+        for outcome in polls {
+            guard case .held(let held) = outcome else { Issue.record("expected parked polls"); return }
+            let answer = try #require(await held.value())
+            #expect(answer.headers["X-Finished"] == "yes")
+            #expect(answer.encoded != nil, "written as the same bytes to every poll")
+        }
+        #expect(finished.value == 1, "three polls waiting on the same seq share one answer")
+    }
+}
+
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+private extension Range where Bound == Int {
+    func asyncMap<T>(_ transform: (Int) async -> T) async -> [T] {
+        var results: [T] = []
+        for index in self { results.append(await transform(index)) }
+        return results
     }
 }

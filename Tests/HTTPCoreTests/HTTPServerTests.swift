@@ -51,6 +51,28 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func everyAnswerTakesTheFinishingStepHeldAndCoreErrorsIncluded() async throws {
+        try await withServer(responder: FinishingResponder(inner: TestResponder(parking: parking))) { server in
+            let port = server.localAddress.port
+            let client = try RawClient(port: port)
+            try client.send(rawGet("/echo/1", host: "a") + rawGet("/hold/poll", host: "a") + rawGet("/park/poll", host: "a"))
+            (await parking.held("/hold/poll")).complete(with: .text("event 1"))
+            (await parking.held("/park/poll")).complete(with: .text("event 2"))
+            let (plain, awaited, parked) = try await RawClient.run {
+                (try client.readResponse(), try client.readResponse(), try client.readResponse())
+            }
+            #expect(plain.header("X-Finished") == "/echo/1")
+            #expect(awaited.text == "event 1" && awaited.header("X-Finished") == "/hold/poll")
+            #expect(parked.text == "event 2" && parked.header("X-Finished") == "/park/poll", "held by the connection")
+            let (malformed, _) = try await RawClient.run {
+                let bad = try RawClient(port: port)
+                try bad.send("GET /x HTTP/1.1\r\nHost : a\r\n\r\n")
+                return (try bad.readResponse(), bad.waitForClose())
+            }
+            #expect(malformed.status == 400 && malformed.header("X-Finished") == "core")
+        }
+    }
+
     @Test func theHolderLearnsWhenTheClientGoesAway() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
             let client = try RawClient(port: server.localAddress.port)

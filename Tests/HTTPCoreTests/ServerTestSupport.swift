@@ -48,6 +48,28 @@ struct TestResponder: HTTPResponder {
     }
 }
 
+/// `inner`, with a finishing step that names what it finished: the request's path, or "core".
+struct FinishingResponder: HTTPResponder {
+    let inner: TestResponder
+
+    func respond(to request: HTTPRequest, context: RequestContext) async throws -> HTTPResponse {
+        try await inner.respond(to: request, context: context)
+    }
+
+    /// `/park...`: held by the connection itself (no task waits), completed from the lot.
+    func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
+        guard request.path.hasPrefix("/park") else { return nil }
+        let held = HeldResponse()
+        let parking = inner.parking, path = String(request.path)
+        Task { await parking.park(held, path: path) }
+        return .held(held)
+    }
+
+    func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {
+        response.headers.set("X-Finished", request.map { String($0.path) } ?? "core")
+    }
+}
+
 /// Where held requests wait; tests await events here instead of sleeping.
 actor ParkingLot {
     private var parked: [String: HeldResponse] = [:]

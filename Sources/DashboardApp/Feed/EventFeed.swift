@@ -14,7 +14,8 @@ public actor EventFeed {
     private let maxEvents: Int
     private let maxAge: Duration
     private var seq = 0
-    private var buffer: [(seq: Int, at: ContinuousClock.Instant, json: [UInt8])] = []
+    /// `at`: when it was published, as time since the feed began (`elapsed`).
+    private var buffer: [(seq: Int, at: Duration, json: [UInt8])] = []
     private var parked: [UInt64: ParkedPoll] = [:]
     private var nextPollID: UInt64 = 1
     private var visibilityReports: AsyncStream<Bool>.Continuation?
@@ -27,7 +28,7 @@ public actor EventFeed {
         var since: Int
         var visible: Bool
         var held: HeldResponse
-        var deadline: ContinuousClock.Instant
+        var deadline: Duration
     }
 
     /// One task expires every parked poll whose timeout passed (one timer, not one per poll).
@@ -35,14 +36,25 @@ public actor EventFeed {
     private static let sweepInterval = Duration.milliseconds(250)
 
     private let loop: EventLoop
+    /// Time since the feed began, on the injected clock (tests run timeouts in virtual time).
+    private let elapsed: @Sendable () -> Duration
+    private let sleep: @Sendable (Duration) async throws -> Void
+    /// The finishing step every answer takes (the app's security headers), applied once to each
+    /// shared answer before its head is encoded for every poll it goes to.
+    private let finish: @Sendable (inout HTTPResponse) -> Void
 
     /// The feed runs on the HTTP server's loop, the thread that reads and writes the polls' sockets.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         loop.asUnownedSerialExecutor()
     }
 
-    public init(epoch: String, loop: EventLoop, maxEvents: Int = 1000, maxAge: Duration = .seconds(600)) {
+    public init(epoch: String, loop: EventLoop, maxEvents: Int = 1000, maxAge: Duration = .seconds(600),
+                clock: some Clock<Duration> = ContinuousClock(), finish: @escaping @Sendable (inout HTTPResponse) -> Void = { _ in }) {
         self.loop = loop
+        let start = clock.now
+        self.elapsed = { start.duration(to: clock.now) }
+        self.sleep = { try await clock.sleep(for: $0) }
+        self.finish = finish
         self.epoch = epoch
         self.maxEvents = maxEvents
         self.maxAge = maxAge
@@ -62,6 +74,17 @@ public actor EventFeed {
     }
 
     public var currentSeq: Int { seq }
+
+    /// A poll answered with a reset by its route (`needsReset` was true).
+    func countReset() {
+        counters.polls += 1
+        counters.resets += 1
+    }
+
+    /// Runs `body` on the feed's executor, the loop thread (for callers that are elsewhere).
+    func onItsExecutor<T: Sendable>(_ body: @Sendable (isolated EventFeed) -> T) -> T {
+        body(self)
+    }
 
     public func statistics() -> FeedCounters {
         var snapshot = counters
@@ -94,7 +117,7 @@ public actor EventFeed {
         json.raw(#","data":"#)
         json.raw(bytes: data)
         json.raw("}")
-        buffer.append((seq, ContinuousClock.now, json.bytes))
+        buffer.append((seq, elapsed(), json.bytes))
         trim()
         counters.published += 1
         wakeAll()
@@ -102,7 +125,7 @@ public actor EventFeed {
     }
 
     private func trim() {
-        let now = ContinuousClock.now
+        let now = elapsed()
         while let first = buffer.first, buffer.count > maxEvents || now - first.at > maxAge {
             buffer.removeFirst()
         }
@@ -111,7 +134,7 @@ public actor EventFeed {
     /// One pass over the parked polls: answer the live ones, drop the ones whose client left.
     /// Polls waiting since the same seq (usually all of them) share one answer.
     private func wakeAll() {
-        let started = ContinuousClock.now
+        let started = ContinuousClock.now  // the real cost of the fan-out, for /metrics
         var answered = 0
         var answers: [Int: HTTPResponse] = [:]
         for (_, poll) in parked {
@@ -126,8 +149,8 @@ public actor EventFeed {
         counters.pollsWoken += answered
         if answered > 0 {
             // Answers to held polls are written inline on this thread, so this is the whole fan-out.
-            let elapsed = ContinuousClock.now - started
-            counters.wakeSeconds.observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+            let took = ContinuousClock.now - started
+            counters.wakeSeconds.observe(Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18)
         }
         reportVisibility()
     }
@@ -164,7 +187,7 @@ public actor EventFeed {
         let held = HeldResponse(onAbandoned: { [weak self] in
             Task { await self?.abandoned(id) }
         })
-        parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: ContinuousClock.now + timeout)
+        parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: elapsed() + timeout)
         startSweeper()
         if visible { visibleParked += 1 }
         reportVisibility()
@@ -173,9 +196,10 @@ public actor EventFeed {
 
     private func startSweeper() {
         guard sweeper == nil else { return }
+        let sleep = self.sleep
         sweeper = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: Self.sweepInterval)
+                try? await sleep(Self.sweepInterval)
                 guard let self, await self.expireDue() else { return }
             }
         }
@@ -183,7 +207,7 @@ public actor EventFeed {
 
     /// Answers the polls whose timeout has passed; returns false (ending the sweeper) when none is left.
     private func expireDue() -> Bool {
-        let now = ContinuousClock.now
+        let now = elapsed()
         for (id, poll) in parked where poll.deadline <= now {
             _ = unpark(id)
             counters.timeouts += 1
@@ -235,9 +259,8 @@ public actor EventFeed {
             body += buffer[index].json
         }
         body += Array("]}".utf8)
-        // Written straight to held connections, past the app's own header pass.
         var response = HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: body)
-        SecurityHeaders.apply(to: &response, isAPI: true)
+        finish(&response)
         return response.precomposed()
     }
 }

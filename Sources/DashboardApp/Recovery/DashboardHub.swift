@@ -85,16 +85,16 @@ struct FeedPresenter: ErrorPresenter {
 
 /// A `messages` event's data, written by hand: a batch can hold thousands of messages, and
 /// `JSONEncoder` was the largest single cost of ingest (perf, `lp-bench e2e`).
-public struct MessagesEvent: Sendable {
-    public var account: String
-    public var messages: [StoredMessage]
-    public var notify: Bool
+struct MessagesEvent: Sendable {
+    var account: String
+    var messages: [StoredMessage]
+    var notify: Bool
     /// The usage after this batch, so the storage meter follows without an event of its own.
-    public var storage: StorageUsage
+    var storage: StorageUsage
     /// The messages arrived while syncing was interrupted: the page sums them up in one notice.
-    public var caughtUp: Bool
+    var caughtUp: Bool
 
-    public init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, caughtUp: Bool = false) {
+    init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, caughtUp: Bool = false) {
         self.account = account
         self.messages = messages
         self.notify = notify
@@ -105,7 +105,7 @@ public struct MessagesEvent: Sendable {
     /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"}}`
     /// (and `"caughtUp":true` for messages that arrived while syncing was interrupted):
     /// each message with the upstream's fields only (the account is the event's).
-    public func json() -> [UInt8] {
+    func json() -> [UInt8] {
         var json = JSONWriter(capacity: 128 + messages.reduce(0) { $0 + 96 + $1.text.utf8.count })
         json.raw(#"{"account":"#)
         json.string(account)

@@ -2,16 +2,43 @@ import Foundation
 import HTTPCore
 
 /// `GET /api/poll?since=SEQ&epoch=E&timeout=S&visible=0|1`: the page's own long-poll (CONTRACT section 5).
-public struct PollRoutes: Sendable {
-    let services: DashboardServices
-    let state: StateRoutes
+///
+/// Every poll is decided in one place, `decide(_:)`, on the feed's executor (the loop thread
+/// that owns the polls' sockets): an answer now, a parked poll, a 400 for a bad query, or a reset.
+/// The loop thread writes all but the reset without a task; a reset needs the whole state from
+/// the store, so the loop leaves it to the route, which completes it.
+struct PollRoutes: Sendable {
+    let feed: EventFeed
+    /// The answer to a poll that needs the whole state again (another launch's epoch, a `since`
+    /// the buffer no longer holds), given the feed's epoch.
+    let reset: @Sendable (_ epoch: String) async throws -> HTTPResponse
+
+    /// The dashboard's polls: a reset carries the whole state (`GET /api/state`'s body).
+    init(feed: EventFeed, state: StateRoutes) {
+        self.feed = feed
+        self.reset = { epoch in
+            let snapshot = try await state.snapshot()
+            return try JSONResponse.make(ResetBody(epoch: epoch, seq: snapshot.seq, reset: true, state: snapshot), dates: true)
+        }
+    }
+
+    init(feed: EventFeed, reset: @escaping @Sendable (_ epoch: String) async throws -> HTTPResponse) {
+        self.feed = feed
+        self.reset = reset
+    }
 
     static let defaultTimeout = 25
     static let maxTimeout = 60
 
     func register(in router: inout Router) {
         router.add("GET", "/api/poll") { request, _, _ in
-            try await poll(request)
+            switch await feed.onItsExecutor({ _ in decide(request) }) {
+            case .answer(let response):
+                return response
+            case .reset(let epoch):
+                await feed.countReset()
+                return try await reset(epoch)
+            }
         }
     }
 
@@ -44,38 +71,34 @@ public struct PollRoutes: Sendable {
         return .success(parameters)
     }
 
-    /// The poll answered on the event loop's thread (the feed runs there): an answer now or a
-    /// parked poll, with no task at all. Nil for what needs the async path (a reset, a bad query).
-    public static func onLoop(_ request: HTTPRequest, feed: EventFeed) -> HTTPResponse? {
-        guard case .success(let parameters) = Self.parameters(of: request) else { return nil }
-        return feed.assumeIsolated { feed -> HTTPResponse? in
-            guard !feed.needsReset(since: parameters.since, epoch: parameters.epoch) else { return nil }
+    enum Decision {
+        case answer(HTTPResponse)
+        /// The client needs the whole state again.
+        case reset(epoch: String)
+    }
+
+    /// Decides a poll; must run on the feed's executor.
+    func decide(_ request: HTTPRequest) -> Decision {
+        let parameters: Parameters
+        switch Self.parameters(of: request) {
+        case .success(let parsed): parameters = parsed
+        case .failure(let problem): return .answer(problem.response)
+        }
+        return feed.assumeIsolated { feed in
+            if feed.needsReset(since: parameters.since, epoch: parameters.epoch) { return .reset(epoch: feed.epoch) }
             switch feed.poll(since: parameters.since, epoch: parameters.epoch, timeout: .seconds(parameters.timeout),
                              visible: parameters.visible) {
-            case .now(let response): return response
-            case .held(let held): return .held(held)
-            case .reset: return nil
+            case .now(let response): return .answer(response)
+            case .held(let held): return .answer(.held(held))
+            case .reset: return .reset(epoch: feed.epoch)
             }
         }
     }
 
-    private func poll(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let parameters: Parameters
-        switch Self.parameters(of: request) {
-        case .success(let parsed): parameters = parsed
-        case .failure(let problem): return problem.response
-        }
-        switch await services.feed.poll(since: parameters.since, epoch: parameters.epoch, timeout: .seconds(parameters.timeout),
-                                        visible: parameters.visible) {
-        case .now(let response):
-            return response
-        case .held(let held):
-            // The connection waits for the feed; no task stays suspended per parked poll.
-            return .held(held)
-        case .reset:
-            let snapshot = try await state.snapshot()
-            return try JSONResponse.make(ResetBody(epoch: services.feed.epoch, seq: snapshot.seq, reset: true, state: snapshot), dates: true)
-        }
+    /// The loop thread's path: every poll but a reset (nil: the route answers it).
+    func answerOnLoop(_ request: HTTPRequest) -> HTTPResponse? {
+        if case .answer(let response) = decide(request) { return response }
+        return nil
     }
 }
 

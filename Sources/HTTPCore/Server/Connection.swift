@@ -38,6 +38,8 @@ final class Connection: EventLoopHandler {
     /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
     private var held: HeldResponse?
     private var inFlightIsHead = false
+    /// The request being answered, for the responder's finishing step (`HTTPResponder.finish`).
+    private var answering: HTTPRequest?
     private var closeAfterFlush = false
     private var lingerAfterFlush = false
     private var requestsServed = 0
@@ -171,6 +173,7 @@ final class Connection: EventLoopHandler {
 
     private func dispatch(_ request: HTTPRequest) {
         inFlightIsHead = request.method == "HEAD"
+        answering = request
         let keepAlive = request.keepAlive
         let isHTTP10 = request.version == .http1_0
         let responder = server.responder
@@ -246,6 +249,9 @@ final class Connection: EventLoopHandler {
     }
 
     private func write(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
+        var response = response
+        if response.encoded == nil { server.responder.finish(&response, for: answering) }
+        answering = nil
         requestsServed += 1
         switch response.disposition {
         case .normal, .held:
@@ -280,6 +286,8 @@ final class Connection: EventLoopHandler {
     /// Answers with `response` and closes once it is written; used for errors the core answers itself.
     func respondAndClose(_ response: HTTPResponse, linger: Bool) {
         guard phase == .open else { return }
+        var response = response
+        server.responder.finish(&response, for: nil)
         inFlight?.cancel()
         inFlight = nil
         held?.abandon()

@@ -11,12 +11,21 @@ public protocol HTTPResponder: Sendable {
     /// For requests that need no waiting (a static file, a long-poll that parks or answers at
     /// once); it must never block. The default takes the async path for everything.
     func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
+
+    /// The last step every answer takes before it is written, whatever made it: `respond`,
+    /// `respondOnLoop`, a held answer, or the core itself (a 400, 408, 503, ...: then `request`
+    /// is nil). Headers every answer must carry belong here. An answer already encoded
+    /// (``HTTPResponse/precomposed()``) is written as it is: whoever composed it finished it.
+    /// The default does nothing.
+    func finish(_ response: inout HTTPResponse, for request: HTTPRequest?)
 }
 
 extension HTTPResponder {
     public func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse? {
         nil
     }
+
+    public func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {}
 }
 
 /// Facts about the connection a request arrived on.

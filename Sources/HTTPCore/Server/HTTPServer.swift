@@ -165,7 +165,9 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     private func refuse(_ fd: Int32, reason: String) {
         // Best effort: one non-blocking write into a fresh socket's empty buffer.
         var refusal = OutboundQueue()
-        encoder.encode(configuration.errorResponse(.serviceUnavailable, reason), omitBody: false, close: true).forEach { refusal.append($0) }
+        var response = configuration.errorResponse(.serviceUnavailable, reason)
+        responder.finish(&response, for: nil)
+        encoder.encode(response, omitBody: false, close: true).forEach { refusal.append($0) }
         _ = refusal.write(to: fd)
         close(fd)
         counters.withLock { $0.connectionsRefused += 1 }
