@@ -6,17 +6,7 @@ import Upstream
 enum AnswerJSON {
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
-        json.raw(#"{"id":"#)
-        json.number(message.id)
-        json.raw(#","chatId":"#)
-        json.number(message.chatId)
-        json.raw(#","sender":"#)
-        json.string(message.sender)
-        json.raw(#","text":"#)
-        json.string(message.text)
-        json.raw(#","sentAt":"#)
-        json.string(message.sentAt)
-        json.raw("}")
+        json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
         return json.bytes
     }
 

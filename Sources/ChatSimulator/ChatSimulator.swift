@@ -334,7 +334,7 @@ public actor ChatSimulator {
         }
         var list = messagesByUser.removeValue(forKey: user) ?? []  // taken out, so appending copies nothing
         var fragments = fragmentsByUser.removeValue(forKey: user) ?? []
-        let sentAt = Self.timestamp()
+        let sentAt = Timestamp.string(Date())
         let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
         var ids: [Int64] = []
         ids.reserveCapacity(count)
@@ -454,9 +454,6 @@ public actor ChatSimulator {
         try? JSONDecoder().decode(type, from: Data(request.body.isEmpty ? Array("{}".utf8) : request.body))
     }
 
-    static func timestamp() -> String {
-        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
 }
 
 public struct SentBody: Codable, Sendable, Equatable {

@@ -33,7 +33,7 @@ public struct DashboardServices: Sendable {
     public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
-                                makeEngine: (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
+                                makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
         let feed = EventFeed(epoch: epoch, loop: loop, finish: { DashboardApp.finish(&$0, isAPI: true) })
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)

@@ -218,7 +218,7 @@ public actor SyncEngine {
     /// beginning, silently, as a first sync. Suspends like `retryAndWait`.
     public func resyncFromServer() async -> Bool {
         guard pausedBy == .upstreamBehind else { return await retryAndWait() }
-        let at = Self.timestamp(now())
+        let at = Timestamp.string(now())
         for account in behindAccounts {
             do {
                 let count = try await store.archiveAccount(account, at: at)
@@ -597,9 +597,9 @@ public actor SyncEngine {
         let attempt = failuresInARow
         var delay = options.backoff.delay(afterFailure: attempt, using: &random)
         delay = max(delay, atLeast)
-        counters.backoff.observe(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+        counters.backoff.observe(delay.inSeconds)
         token = nil
-        let retryAt = now().addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+        let retryAt = now().addingTimeInterval(delay.inSeconds)
         update { $0.attempt = attempt; $0.state = .waiting; $0.retryAt = retryAt }
         let clock = self.clock
         let wait = Task { _ = try? await clock.sleep(for: delay) }
@@ -681,7 +681,7 @@ public actor SyncEngine {
 
     /// Stores each stream's messages (its own transaction and cursor) and tells the feed.
     private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
-        let receivedAt = Self.timestamp(now())
+        let receivedAt = Timestamp.string(now())
         for (key, list) in answer.messages.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
             guard let userID = Int64(key), let account = role(of: userID) else {
                 counters.unknownStreamsIgnored += 1
@@ -779,9 +779,6 @@ public actor SyncEngine {
 
     static let successAnnouncementInterval: TimeInterval = 10
 
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
 }
 
 /// Lets an injected `any RandomNumberGenerator` be passed where a concrete generator is needed.

@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import HTTPCore
 import JSONText
+import Upstream
 
 /// Every change as a numbered event in a bounded buffer, and the page's long-polls parked on it.
 ///
@@ -100,7 +101,7 @@ public actor EventFeed {
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(ISOTime.string(date))
+            try container.encode(Timestamp.string(date))
         }
         return publish(type, json: (try? encoder.encode(data)).map(Array.init) ?? Array("null".utf8))
     }
@@ -150,7 +151,7 @@ public actor EventFeed {
         if answered > 0 {
             // Answers to held polls are written inline on this thread, so this is the whole fan-out.
             let took = ContinuousClock.now - started
-            counters.wakeSeconds.observe(Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18)
+            counters.wakeSeconds.observe(took.inSeconds)
         }
         reportVisibility()
     }
@@ -277,11 +278,4 @@ public struct FeedCounters: Sendable {
     public var bufferedEvents = 0
     /// How long a publish took to answer every parked poll (passes that answered at least one).
     public var wakeSeconds = Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5])
-}
-
-/// ISO-8601 with milliseconds, `2026-11-29T12:00:00.000Z`.
-enum ISOTime {
-    static func string(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
 }

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Upstream
 import Recovery
 import Store
 
@@ -122,7 +123,7 @@ enum ErrorCatalog {
     /// "sent 29 Nov 12:00 to 12:05, " in the local time zone (the browser runs on this machine too).
     private static func sentRange(_ plan: FreeSpacePlan) -> String {
         func date(_ text: String) -> Date? {
-            (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
+            Timestamp.date(text)
         }
         guard let oldest = date(plan.oldestSentAt), let newest = date(plan.newestSentAt) else { return "" }
         let day = Date.FormatStyle().day().month(.abbreviated).hour().minute()

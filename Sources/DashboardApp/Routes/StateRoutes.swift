@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Upstream
 import HTTPCore
 import Recovery
 import Store
@@ -121,10 +122,10 @@ struct ProblemRecordBody: Encodable, Sendable {
         id = record.errorID
         type = record.type
         title = record.title
-        raisedAt = ISOTime.string(record.raisedAt)
-        resolvedAt = record.resolvedAt.map(ISOTime.string)
+        raisedAt = Timestamp.string(record.raisedAt)
+        resolvedAt = record.resolvedAt.map(Timestamp.string)
         attempts = record.attempts.map {
-            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: ISOTime.string($0.at), reason: $0.reason,
+            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: Timestamp.string($0.at), reason: $0.reason,
                     summary: $0.summary)
         }
     }

@@ -1,0 +1,147 @@
+import Foundation
+import Recovery
+import JSONText
+import Store
+import Upstream
+
+// The data of the events the feed carries (CONTRACT section 5), each written once when published.
+
+/// `messages.removed`: what Free space removed, per account, and the storage figures after it.
+struct MessagesRemovedBody: Encodable, Sendable {
+    var primary: [Int64]
+    var linked: [Int64]
+    var storage: StorageBody
+
+    init(plan: FreeSpacePlan, usage: StorageUsage) {
+        primary = plan.messageIDs[.primary] ?? []
+        linked = plan.messageIDs[.linked] ?? []
+        storage = StorageBody(usage)
+    }
+}
+
+struct AccountLinkedBody: Encodable, Sendable {
+    var userId: Int64
+    /// It came with the first session: the page shows it without announcing it.
+    var firstSync: Bool
+}
+
+/// A `messages` event's data, written by hand: a batch can hold thousands of messages, and
+/// `JSONEncoder` was the largest single cost of ingest (perf, `lp-bench e2e`).
+struct MessagesEvent: Sendable {
+    var account: String
+    var messages: [StoredMessage]
+    var notify: Bool
+    /// The usage after this batch, so the storage meter follows without an event of its own.
+    var storage: StorageUsage
+    /// The messages arrived while syncing was interrupted: the page sums them up in one notice.
+    var caughtUp: Bool
+
+    init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, caughtUp: Bool = false) {
+        self.account = account
+        self.messages = messages
+        self.notify = notify
+        self.storage = storage
+        self.caughtUp = caughtUp
+    }
+
+    /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"}}`
+    /// (and `"caughtUp":true` for messages that arrived while syncing was interrupted):
+    /// each message with the upstream's fields only (the account is the event's).
+    func json() -> [UInt8] {
+        var json = JSONWriter(capacity: 128 + messages.reduce(0) { $0 + 96 + $1.text.utf8.count })
+        json.raw(#"{"account":"#)
+        json.string(account)
+        json.raw(#","messages":["#)
+        for (index, message) in messages.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+        }
+        json.raw(#"],"notify":"#)
+        json.bool(notify)
+        if caughtUp { json.raw(#","caughtUp":true"#) }
+        json.raw(#","storage":{"quotaBytes":"#)
+        if let quota = storage.quotaBytes { json.number(quota) } else { json.null() }
+        json.raw(#","usedBytes":"#)
+        json.number(storage.usedBytes)
+        json.raw("}}")
+        return json.bytes
+    }
+}
+
+/// Storage figures as JSON, in events and in the snapshot; `quotaBytes` is null when unlimited.
+struct StorageBody: Encodable, Sendable {
+    var usedBytes: Int64
+    var quotaBytes: Int64?
+
+    init(_ usage: StorageUsage) {
+        usedBytes = usage.usedBytes
+        quotaBytes = usage.quotaBytes
+    }
+
+    enum CodingKeys: String, CodingKey { case usedBytes, quotaBytes }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(usedBytes, forKey: .usedBytes)
+        try container.encode(quotaBytes, forKey: .quotaBytes)
+    }
+}
+
+/// A recoverable error as RFC 9457 problem JSON with its extension members (CONTRACT section 6).
+struct ErrorBody: Encodable, Sendable {
+    let error: UserFacingError
+    /// The attempt running on it now, so a window opened meanwhile shows its buttons busy.
+    let running: ErrorRegistry.RunningAttempt?
+
+    init(_ error: UserFacingError, running: ErrorRegistry.RunningAttempt? = nil) {
+        self.error = error
+        self.running = running
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    struct Option: Encodable {
+        var id: String
+        var title: String
+        var role: String?
+        /// The question the page asks before running the option.
+        var confirm: String?
+    }
+
+    struct LastAttempt: Encodable {
+        var option: String
+        var title: String
+        var at: String
+        var reason: String
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(error.id, forKey: Key("id"))
+        try container.encode(error.type, forKey: Key("type"))
+        try container.encode(error.title, forKey: Key("title"))
+        try container.encode(error.detail, forKey: Key("detail"))
+        try container.encode(error.suggestion, forKey: Key("suggestion"))
+        try container.encode(error.presentation.rawValue, forKey: Key("presentation"))
+        try container.encode(Timestamp.string(error.createdAt), forKey: Key("createdAt"))
+        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation) },
+                             forKey: Key("options"))
+        if let running {
+            try container.encode(["option": running.optionID, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))
+        }
+        if let last = error.lastFailedAttempt {
+            try container.encode(LastAttempt(option: last.optionID, title: last.optionTitle, at: Timestamp.string(last.at), reason: last.reason),
+                                 forKey: Key("lastAttempt"))
+        }
+        try container.encode(["underlying": error.debug], forKey: Key("debug"))
+        for (name, value) in error.extensions.sorted(by: { $0.key < $1.key }) {
+            try container.encode(value, forKey: Key(name))
+        }
+    }
+}

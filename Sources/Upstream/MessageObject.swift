@@ -1,0 +1,19 @@
+import JSONText
+
+extension JSONWriter {
+    /// A message object with the protocol's fields (CONTRACT section 3), which the dashboard's
+    /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`.
+    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+        raw(#"{"id":"#)
+        number(id)
+        raw(#","chatId":"#)
+        number(chatId)
+        raw(#","sender":"#)
+        string(sender)
+        raw(#","text":"#)
+        string(text)
+        raw(#","sentAt":"#)
+        string(sentAt)
+        raw("}")
+    }
+}

@@ -1,0 +1,171 @@
+import ChatServerClient
+import ChatSimulator
+import DashboardApp
+import Engine
+import Foundation
+import HTTPCore
+import Logging
+import Platform
+import Store
+import Synchronization
+import Upstream
+
+// The dashboard executable: parse flags, wire the pieces, run until SIGINT / SIGTERM.
+@main
+enum DashboardCommand {
+    static func main() async throws {
+        func fail(_ message: String, code: Int32) -> Never {
+            FileHandle.standardError.write(Data("dashboard: \(message)\n".utf8))
+            exit(code)
+        }
+
+        func say(_ line: String) {
+            // Unbuffered: scripts wait for these exact lines.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+
+        let options: DashboardOptions
+        do {
+            switch try DashboardOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+            case .help:
+                print(DashboardOptions.help)
+                exit(0)
+            case .version:
+                print("dashboard \(DashboardOptions.version)")
+                exit(0)
+            case .run(let parsed):
+                options = parsed
+            }
+        } catch {
+            fail("\(error.message) (see --help)", code: 2)
+        }
+
+        LogConfiguration.level = options.logLevel
+        TerminationSignals.ignoreBrokenPipes()
+        let signals = TerminationSignals.install()
+        let log = Logger("dashboard")
+
+        guard let publicPath = PublicDirectory.locate(explicit: options.publicDirectory,
+                                                      executablePath: CommandLine.arguments[0]) else {
+            if let explicit = options.publicDirectory {
+                fail("--public \(explicit.debugDescription) is not a folder with an index.html", code: 2)
+            }
+            fail("cannot find the Public/ folder; pass --public DIR", code: 1)
+        }
+
+        let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
+        let store: MessageStore
+        var reader: StoreReader?
+        do {
+            // Only the default place gets its folder made; an explicit --db names an existing folder.
+            store = try MessageStore(location: storeLocation, createFolder: options.database == nil)
+            if case .file(let path) = storeLocation {
+                reader = try StoreReader(path: path)
+            }
+        } catch {
+            fail("cannot open the store at \(storeLocation.description): \(error)", code: 1)
+        }
+
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "http")
+        } catch {
+            fail("cannot start the event loop: \(error)", code: 1)
+        }
+
+        // The upstream: the one given, or the built-in simulator on a free loopback port.
+        var simulator: SimulatorServer?
+        let upstreamURL: URL
+        if let given = options.upstream {
+            upstreamURL = URL(string: given)!
+        } else {
+            do {
+                // With a persistent store the simulator keeps its world beside it, so a restart of the
+                // dashboard is not a reset of the chat server.
+                let started = try await SimulatorServer.start(dataPath: storeLocation.simulatorWorldPath, loop: loop)
+                simulator = started
+                upstreamURL = URL(string: started.url)!
+                say("simulator listening on \(started.url)")
+            } catch {
+                fail("cannot start the built-in simulator: \(error)", code: 1)
+            }
+        }
+        let upstreamHost = upstreamURL.host ?? ""
+        let upstreamIsLocal = upstreamHost == "localhost" || upstreamHost.hasPrefix("127.") || upstreamHost == "::1" || upstreamHost == "[::1]"
+        // Loopback never goes away; for a remote upstream, watch the machine's interfaces.
+        let netlink = upstreamIsLocal ? nil : LinuxNetworkMonitor()
+        let network: any NetworkMonitor = netlink.map { NetlinkNetwork(monitor: $0) } ?? AlwaysOnline()
+
+        let engineOptions = EngineOptions(
+            alwaysOn: options.alwaysOn,
+            backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
+            holdSeconds: options.holdSeconds,
+            quotaOverride: options.quota
+        )
+        let secrets = LaunchSecrets()
+        let upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
+        let serverBox = ServerBox()
+        let services = await DashboardServices.assemble(
+            store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
+            httpStatistics: { serverBox.server?.statistics }
+        ) { emit in
+            SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network), emit: emit)
+        }
+        let engine = services.engine
+
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                configuration: HTTPServerConfiguration(host: options.host, port: options.port,
+                                                       errorResponse: DashboardApp.coreErrorResponse),
+                loop: loop
+            )
+            serverBox.server = server
+            let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
+                                   services: services, secrets: secrets, requireAccessToken: !options.noAuth, bound: server.localAddress)
+            try await server.start(responder: app)
+        } catch {
+            fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
+        }
+
+        if !server.localAddress.isLoopback {
+            log.warning("listening on \(server.localAddress), which is not a loopback address: other machines may reach it")
+        }
+        log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
+        await engine.activate()
+        // The one place the access token is shown: open this address to get in.
+        say("dashboard listening on http://\(HostAllowList.openableAddress(for: server.localAddress))/"
+            + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
+
+        let signal = await signals.received()
+        log.info("received signal \(signal), stopping")
+        await engine.stop()
+        // Parked page polls answer now rather than holding the shutdown for their timeout.
+        await services.feed.releaseAll()
+        await server.shutdown(gracePeriod: .milliseconds(1200))
+        if let simulator {
+            await simulator.server.shutdown(gracePeriod: .milliseconds(100))
+            await simulator.simulator.close()
+        }
+        await store.close()
+        log.info("stopped")
+        exit(0)
+
+        /// Lets `/metrics` read the server's counters although the server is made after the services.
+        final class ServerBox: Sendable {
+            private let value = Mutex<HTTPServer?>(nil)
+
+            var server: HTTPServer? {
+                get { value.withLock { $0 } }
+                set { value.withLock { $0 = newValue } }
+            }
+        }
+    }
+}
+
+/// The platform's netlink monitor as the engine's `NetworkMonitor`.
+struct NetlinkNetwork: NetworkMonitor {
+    let monitor: LinuxNetworkMonitor
+    var isOnline: Bool { monitor.isOnline }
+    func transitions() -> AsyncStream<Bool> { monitor.transitions() }
+}

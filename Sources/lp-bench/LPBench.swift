@@ -1,0 +1,90 @@
+import Foundation
+
+// lp-bench: the project's benchmarks, each against its peer in the same run.
+// Build with `swift build -c release` and run `swift run -c release lp-bench <benchmark>`.
+@main
+enum LPBench {
+    static func main() async throws {
+        let usage = """
+            Usage: lp-bench <benchmark> [options]
+
+            Benchmarks:
+              static   the dashboard's static serving of a 10 KB file vs nginx (wrk)
+                         --duration 10s  --connections 50  --threads 2  --rounds 3
+              idle     RSS and CPU with no clients and with many idle keep-alive connections
+                         --connections 10000  --seconds 10
+              ingest   200-message batches through the store vs Python sqlite3 executemany, same SQL
+                         --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
+              e2e      end-to-end ingest: built-in simulator -> engine -> SQLite, messages/s
+                         --messages 200000  --rounds 3
+              feed-server
+                       the dashboard's feed and HTTP server alone, a publish going straight into the
+                       feed (no simulator, engine or SQLite), for the fan-out client     --port 0
+              report   all of the above, plus 10,000 parked polls, cold start and fan-out against
+                       nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
+
+            static and idle need wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3.
+            """
+
+        func option(_ name: String, in arguments: [String], default value: String) -> String {
+            guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return value }
+            return arguments[index + 1]
+        }
+
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let benchmark = arguments.first else {
+            print(usage)
+            exit(2)
+        }
+        arguments.removeFirst()
+
+        // Raise the open-file limit to its hard maximum: the idle benchmark holds thousands of sockets.
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            limit.rlim_cur = limit.rlim_max
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        signal(SIGPIPE, SIG_IGN)
+
+        do {
+            switch benchmark {
+            case "static":
+                try StaticBenchmark.run(
+                    duration: option("--duration", in: arguments, default: "10s"),
+                    connections: Int(option("--connections", in: arguments, default: "50")) ?? 50,
+                    threads: Int(option("--threads", in: arguments, default: "2")) ?? 2,
+                    rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3
+                )
+            case "idle":
+                try IdleBenchmark.run(
+                    connections: Int(option("--connections", in: arguments, default: "10000")) ?? 10000,
+                    seconds: Int(option("--seconds", in: arguments, default: "10")) ?? 10
+                )
+            case "ingest":
+                try await IngestBenchmark.run(
+                    batches: Int(option("--batches", in: arguments, default: "1000")) ?? 1000,
+                    batchSize: Int(option("--batch-size", in: arguments, default: "200")) ?? 200,
+                    rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3,
+                    singleCommits: Int(option("--single-commits", in: arguments, default: "5000")) ?? 5000
+                )
+            case "e2e":
+                try EndToEndBenchmark.run(
+                    messages: Int(option("--messages", in: arguments, default: "200000")) ?? 200_000,
+                    rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3
+                )
+            case "feed-server":
+                try await FeedOnlyServer.run(port: Int(option("--port", in: arguments, default: "0")) ?? 0)
+            case "report":
+                try await Report.run(quick: arguments.contains("--quick"))
+            case "--help", "-h", "help":
+                print(usage)
+            default:
+                FileHandle.standardError.write(Data("lp-bench: unknown benchmark \(benchmark.debugDescription)\n".utf8))
+                exit(2)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("lp-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}
