@@ -61,7 +61,7 @@ let package = Package(
         // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]

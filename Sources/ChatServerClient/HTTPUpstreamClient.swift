@@ -41,9 +41,19 @@ public final class HTTPUpstreamClient: UpstreamAPI {
         try await call("GET", "/v1/last-message-info", token: token)
     }
 
+    /// A cursor of this protocol as the id it is (nil: from the beginning, 0); nil if it is not one.
+    private static func id(_ cursor: String?) -> Int64? {
+        guard let cursor else { return 0 }
+        return Int64(cursor).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
     public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
-        var query = "primaryAfter=\(cursors.primaryAfter)&timeout=\(holdSeconds)"
-        if let linked = cursors.linkedAfter { query += "&linkedAfter=\(linked)" }
+        // This protocol's cursors are message ids; anything else was not given by it.
+        guard let primary = Self.id(cursors.primary), let linked = Self.id(cursors.linked) else {
+            throw .badResponse("a cursor that is not a message id of this protocol")
+        }
+        var query = "primaryAfter=\(primary)&timeout=\(holdSeconds)"
+        if cursors.includesLinked { query += "&linkedAfter=\(linked)" }
         return try await call("GET", "/v1/messages?" + query, token: token, timeout: .seconds(holdSeconds + 10),
                               decode: MessagesAnswer.init(json:))
     }

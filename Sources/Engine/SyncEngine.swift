@@ -447,10 +447,8 @@ public actor SyncEngine {
 
     private func poll(_ tag: UUID) async throws -> MessagesAnswer {
         // Cursors are read each time: a new session may have detached the linked account.
-        let cursors = StreamCursors(
-            primaryAfter: await store.cursor(for: .primary) ?? 0,
-            linkedAfter: accounts.linkedUserId == nil ? nil : (await store.cursor(for: .linked) ?? 0)
-        )
+        let cursors = StreamCursors(primary: await store.cursor(for: .primary), includesLinked: accounts.linkedUserId != nil,
+                                    linked: await store.cursor(for: .linked))
         guard isCurrent(tag) else { throw CycleFailure.stale }
         counters.pollsStarted += 1
         let hold = options.holdSeconds
@@ -488,21 +486,22 @@ public actor SyncEngine {
     private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async throws {
         var behind: [(account: AccountRole, server: Int64, local: Int64)] = []
         for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
-            guard let lastID, let cursor = await store.cursor(for: role), lastID < cursor else { continue }
-            behind.append((role, lastID, cursor))
+            guard let lastID, let newest = await store.newestID(for: role), lastID < newest else { continue }
+            behind.append((role, lastID, newest))
         }
         if !behind.isEmpty {
             behindAccounts = behind.map(\.account)
             counters.upstreamBehind += 1
-            let debug = behind.map { "\($0.account): the server's newest id is \($0.server), the local cursor \($0.local)" }.joined(separator: "; ")
+            let debug = behind.map { "\($0.account): the server's newest id is \($0.server), the newest stored \($0.local)" }.joined(separator: "; ")
             throw CycleFailure.paused(EngineProblem(kind: .upstreamBehind, debug: debug))
         }
         for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
             guard let lastID else { continue }
-            if let cursor = await store.cursor(for: role) {
-                if reconnecting { caughtUpThrough[role] = lastID > cursor ? lastID : nil }
-                if lastID > cursor {
-                    log.info("\(lastID - cursor) \(role) message(s) arrived while syncing was interrupted")
+            if await store.cursor(for: role) != nil {
+                let newest = await store.newestID(for: role) ?? 0
+                if reconnecting { caughtUpThrough[role] = lastID > newest ? lastID : nil }
+                if lastID > newest {
+                    log.info("\(lastID - newest) \(role) message(s) arrived while syncing was interrupted")
                 }
             } else {
                 silentThrough[role] = max(silentThrough[role] ?? 0, lastID)
@@ -682,16 +681,20 @@ public actor SyncEngine {
     /// Stores each stream's messages (its own transaction and cursor) and tells the feed.
     private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
         let receivedAt = Timestamp.string(now())
-        for (key, list) in answer.messages.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
+        // A stream may come with messages and its new cursor, or with a new cursor only.
+        for key in Set(answer.messages.keys).union(answer.cursors.keys).sorted() {
+            let list = answer.messages[key] ?? []
             guard let userID = Int64(key), let account = role(of: userID) else {
-                counters.unknownStreamsIgnored += 1
-                log.warning("ignoring \(list.count) message(s) for unknown user id \(key.debugDescription)")
+                if !list.isEmpty {
+                    counters.unknownStreamsIgnored += 1
+                    log.warning("ignoring \(list.count) message(s) for unknown user id \(key.debugDescription)")
+                }
                 continue
             }
             let incoming = list.map { IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt) }
             let fresh: [StoredMessage]
             do {
-                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt)
+                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key])
             } catch {
                 throw storeFailure(error)
             }

@@ -25,14 +25,16 @@ public struct FreeSpacePlan: Sendable, Equatable {
 ///
 /// ```swift
 /// let store = try MessageStore(location: .file(path))
-/// let fresh = try await store.apply(batch, to: .primary, receivedAt: now)   // only the new ones
+/// let fresh = try await store.apply(batch, to: .primary, receivedAt: now, cursor: next)   // only the new ones
 /// ```
 public actor MessageStore {
     public let location: StoreLocation
     private let connection: SQLiteConnection
     /// Mirrors of what is in the database, read without a query on every batch.
     private var usage: StorageUsage
-    private var cursors: [AccountRole: Int64] = [:]
+    /// Per stream: where it resumes (opaque, the upstream's) and the newest message id stored.
+    private var cursors: [AccountRole: String] = [:]
+    private var newestIDs: [AccountRole: Int64] = [:]
 
     /// Opens (creating the file if needed) and migrates the store. `createFolder` makes the file's
     /// folder (mode 0700) when it is missing: for the default location only, since a mistyped
@@ -54,7 +56,8 @@ public actor MessageStore {
                 quotaBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'quota_bytes'")
             )
             for role in AccountRole.allCases {
-                cursors[role] = try connection.scalarInt("SELECT last_id FROM cursors WHERE account = ?", .integer(role.rawValue))
+                cursors[role] = try connection.scalarText("SELECT position FROM cursors WHERE account = ?", .integer(role.rawValue))
+                newestIDs[role] = try connection.scalarInt("SELECT newest_id FROM cursors WHERE account = ?", .integer(role.rawValue))
             }
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
@@ -64,13 +67,15 @@ public actor MessageStore {
     // MARK: Batches
 
     /// Stores a batch for one account in one transaction: new messages are inserted, ids already
-    /// stored are ignored, and the account's cursor moves to the highest id in the batch (never
-    /// back). Returns exactly the messages that were new, in batch order.
+    /// stored are ignored, and the account's cursor becomes `cursor`, the upstream's position after
+    /// this batch (opaque: kept, never read; nil keeps the cursor as it is). A batch may be empty
+    /// and still move the cursor. Returns exactly the messages that were new, in batch order.
     ///
     /// A batch that does not fit into the quota, or onto the disk, is not written at all and the
     /// cursor stays where it was: ``StoreError/outOfSpace(usedBytes:quotaBytes:neededBytes:diskFull:)``.
-    public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> [StoredMessage] {
-        guard !batch.isEmpty else { return [] }
+    public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
+                      cursor: String?) throws(StoreError) -> [StoredMessage] {
+        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) else { return [] }
         var addedBytes: Int64 = 0
         let fresh: [StoredMessage]
         do {
@@ -107,7 +112,10 @@ public actor MessageStore {
                 for (chatID, chat) in chats {
                     try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID))
                 }
-                try connection.statement(StoreSQL.advanceCursor).run(.integer(account.rawValue), .integer(highest))
+                if let cursor = cursor ?? cursors[account] {
+                    try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
+                                                                       batch.isEmpty ? .null : .integer(highest))
+                }
                 if addedBytes != 0 {
                     try connection.statement(StoreSQL.addUsedBytes).run(.integer(addedBytes))
                 }
@@ -117,16 +125,24 @@ public actor MessageStore {
             throw Self.storeError(error, usage: usage, needed: batch.reduce(0) { $0 + $1.storageSize })
         }
         usage.usedBytes += addedBytes
-        let highest = batch.map(\.id).max()!
-        cursors[account] = max(cursors[account] ?? highest, highest)
+        if let cursor { cursors[account] = cursor }
+        if let highest = batch.map(\.id).max(), cursors[account] != nil {
+            newestIDs[account] = max(newestIDs[account] ?? highest, highest)
+        }
         return fresh
     }
 
     // MARK: Reading
 
-    /// The highest id stored for `account`, or nil before its first batch.
-    public func cursor(for account: AccountRole) -> Int64? {
+    /// Where `account`'s stream resumes, as its upstream gave it; nil before its first batch.
+    public func cursor(for account: AccountRole) -> String? {
         cursors[account]
+    }
+
+    /// The highest message id stored for `account` since its stream began (it stays when Free
+    /// space removes messages); nil before its first message.
+    public func newestID(for account: AccountRole) -> Int64? {
+        newestIDs[account]
     }
 
     public func storageUsage() -> StorageUsage {
@@ -332,6 +348,7 @@ public actor MessageStore {
             throw Self.storeError(error, usage: usage, needed: 0)
         }
         cursors[account] = nil
+        newestIDs[account] = nil
         return count
     }
 
@@ -394,6 +411,7 @@ public actor MessageStore {
         }
         usage.usedBytes = 0
         cursors = [:]
+        newestIDs = [:]
         return count
     }
 
@@ -419,6 +437,7 @@ public actor MessageStore {
         }
         usage.usedBytes -= result.bytes
         cursors[.linked] = nil
+        newestIDs[.linked] = nil
         return result.count
     }
 

@@ -55,28 +55,50 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     }
 }
 
-/// What `GET /v1/messages` answers: messages keyed by user id (as a string); empty on timeout.
+/// What a hanging `messages` request brings: messages keyed by user id (as a string), empty on
+/// a timeout, and where each stream resumes after them.
 public struct MessagesAnswer: Sendable, Equatable, Codable {
     public var messages: [String: [UpstreamMessage]]
+    /// Per stream (user id): its cursor after this answer, opaque to everyone but its transport.
+    /// A stream that is not here keeps its cursor.
+    public var cursors: [String: String]
 
-    public init(messages: [String: [UpstreamMessage]]) {
+    public init(messages: [String: [UpstreamMessage]], cursors: [String: String]) {
         self.messages = messages
+        self.cursors = cursors
     }
 
+    /// An answer of this project's protocol, whose cursor is the newest id of each stream.
+    public init(messages: [String: [UpstreamMessage]]) {
+        self.init(messages: messages, cursors: messages.compactMapValues { stream in stream.map(\.id).max().map(String.init) })
+    }
+
+    enum CodingKeys: String, CodingKey { case messages }
+
+    /// `{"messages": {...}}` of this project's protocol (cursors are not on the wire: see `init(messages:)`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        messages = try container.decodeIfPresent([String: [UpstreamMessage]].self, forKey: .messages) ?? [:]
+        self.init(messages: try container.decodeIfPresent([String: [UpstreamMessage]].self, forKey: .messages) ?? [:])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(messages, forKey: .messages)
     }
 }
 
-/// Where the streams stand: ask for messages after these ids.
+/// Where the streams stand: ask for what comes after these cursors (opaque, as the upstream gave them).
 public struct StreamCursors: Sendable, Equatable {
-    public var primaryAfter: Int64
-    /// nil when there is no linked account.
-    public var linkedAfter: Int64?
+    /// nil: from the stream's beginning.
+    public var primary: String?
+    /// Whether there is a linked account to sync at all.
+    public var includesLinked: Bool
+    /// nil: from the stream's beginning.
+    public var linked: String?
 
-    public init(primaryAfter: Int64, linkedAfter: Int64?) {
-        self.primaryAfter = primaryAfter
-        self.linkedAfter = linkedAfter
+    public init(primary: String?, includesLinked: Bool, linked: String?) {
+        self.primary = primary
+        self.includesLinked = includesLinked
+        self.linked = linked
     }
 }

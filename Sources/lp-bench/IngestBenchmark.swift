@@ -59,7 +59,7 @@ enum IngestBenchmark {
         let start = Date()
         var stored = 0
         for batch in prepared {
-            stored += try await store.apply(batch, to: .primary, receivedAt: "2026-11-29T12:00:01.000Z").count
+            stored += try await store.apply(batch, to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: String(batch.last!.id)).count
         }
         let elapsed = Date().timeIntervalSince(start)
         guard stored == batches * batchSize else { throw BenchError("stored \(stored) of \(batches * batchSize)") }
@@ -78,7 +78,7 @@ enum IngestBenchmark {
             "schema": schema,
             "insert": StoreSQL.insertMessage,
             "chat": StoreSQL.upsertChat,
-            "cursor": StoreSQL.advanceCursor,
+            "cursor": StoreSQL.saveCursor,
             "usage": StoreSQL.addUsedBytes,
         ]
         let json = String(decoding: try JSONEncoder().encode(statements), as: UTF8.self)
@@ -116,7 +116,8 @@ enum IngestBenchmark {
                     count, last = chats.get(r[2], (0, 0))
                     chats[r[2]] = (count + 1, max(last, r[1]))
                 db.executemany(SQL["chat"], [(0, c, n, last) for c, (n, last) in chats.items()])
-                db.execute(SQL["cursor"], (0, max(r[1] for r in rows)))
+                newest = max(r[1] for r in rows)
+                db.execute(SQL["cursor"], (0, str(newest), newest))
                 db.execute(SQL["usage"], (sum(r[7] for r in rows),))
                 db.execute("COMMIT")
             elapsed = time.perf_counter() - start

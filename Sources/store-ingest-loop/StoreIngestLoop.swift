@@ -14,7 +14,7 @@ enum StoreIngestLoop {
         }
         var generator = SplitMix64(seed: UInt64(arguments.count > 2 ? arguments[2] : "1") ?? 1)
         let store = try MessageStore(location: .file(arguments[1]))
-        var next = (await store.cursor(for: .primary) ?? 0) + 1
+        var next = (await store.newestID(for: .primary) ?? 0) + 1
         while true {
             let count = Int.random(in: 1...120, using: &generator)
             let batch = (0..<count).map { offset in
@@ -23,7 +23,7 @@ enum StoreIngestLoop {
                                        text: String(repeating: "m", count: Int.random(in: 1...400, using: &generator)),
                                        sentAt: "2026-11-29T12:00:00.000Z")
             }
-            _ = try await store.apply(batch, to: .primary, receivedAt: "2026-11-29T12:00:01.000Z")
+            _ = try await store.apply(batch, to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: String(next + Int64(count) - 1))
             next += Int64(count)
             FileHandle.standardOutput.write(Data("committed \(next - 1)\n".utf8))
         }

@@ -85,4 +85,10 @@ struct AnswerReaderTests {
         }
         #expect(accepted > 0, "some mutants are still valid answers")
     }
+
+    @Test func eachStreamResumesAfterItsNewestMessage() throws {
+        let json = #"{"messages":{"1":[{"id":4,"chatId":1,"sender":"a","text":"b","sentAt":"t"},{"id":9,"chatId":1,"sender":"a","text":"b","sentAt":"t"},{"id":7,"chatId":1,"sender":"a","text":"b","sentAt":"t"}],"2":[]}}"#
+        let answer = try MessagesAnswer(json: Array(json.utf8))
+        #expect(answer.cursors == ["1": "9"], "an empty stream keeps its cursor")
+    }
 }

@@ -293,7 +293,7 @@ struct DashboardAppTests {
     private func seed(_ ids: ClosedRange<Int64>, to account: AccountRole) async throws {
         _ = try await store.apply(ids.map {
             IncomingMessage(id: $0, chatId: 1, sender: "Bob", text: "<b>m\($0)</b>", sentAt: "2026-11-29T12:00:00.000Z")
-        }, to: account, receivedAt: "2026-11-29T12:00:01.000Z")
+        }, to: account, receivedAt: "2026-11-29T12:00:01.000Z", cursor: String(ids.upperBound))
     }
 
     private func page(_ target: String) async throws -> (HTTPResponse, [String: Any]) {
@@ -346,7 +346,7 @@ struct DashboardAppTests {
         #expect(connection["retryAt"] is NSNull)
         #expect(connection["upstream"] as? String == "http://127.0.0.1:9/")
         let accounts = try #require(body["accounts"] as? [String: Any])
-        #expect((accounts["primary"] as? [String: Any])?["cursor"] as? Int == 3)
+        #expect((accounts["primary"] as? [String: Any])?["cursor"] as? String == "3", "the upstream's cursor, as text")
         #expect(accounts["linked"] is NSNull)
         #expect(((body["messages"] as? [String: Any])?["primary"] as? [Any])?.count == 3)
         #expect((body["storage"] as? [String: Any])?["usedBytes"] as? Int ?? 0 > 0)

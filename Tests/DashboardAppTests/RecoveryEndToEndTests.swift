@@ -62,7 +62,7 @@ struct RecoveryEndToEndTests {
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
         #expect(answer.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."),
                 "2 KB plus the 10 MB bought")
-        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         let stored = try await world.store.messages(of: .primary, limit: 500).messages.map(\.id).sorted()
         #expect(stored == (await world.simulator.simulator.sent().primary))
         #expect(await world.simulator.simulator.stats().purchases == 1)
@@ -74,13 +74,13 @@ struct RecoveryEndToEndTests {
         // About 99 bytes a message: 40 fit into 4,500; 10 more do not, until the oldest go.
         let world = try await world(quota: 4500)
         await world.simulator.simulator.publish(account: "primary", count: 40)
-        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         await world.simulator.simulator.publish(account: "primary", count: 10)
         let error = try await outOfSpace(world)
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
         guard case .recovered(let summary?) = answer.result else { Issue.record("expected a recovery that says what it removed"); return }
         #expect(summary.hasPrefix("Removed the ") && summary.contains(" oldest messages ("), "\(summary)")
-        #expect(try await until { await world.store.cursor(for: .primary) == 50 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "50" })
         let usage = await world.store.storageUsage()
         #expect(usage.usedBytes <= 4500)
         let newest = try await world.store.messages(of: .primary, limit: 10).messages.map(\.id)
@@ -102,7 +102,7 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.setFaults(FaultSettings(mode: .none))
         let retried = try await world.services.registry.attempt(errorID: next.id, optionID: "try-again", idempotencyKey: "k2")
         #expect(retried.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."))
-        #expect(try await until { await world.store.cursor(for: .primary) == 40 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         #expect(await world.simulator.simulator.stats().purchases == 1)
         await world.services.engine.stop()
     }
@@ -140,7 +140,7 @@ struct RecoveryEndToEndTests {
     @Test func fillStorageWorksWithTheUpstreamsQuotaBeforeAndAfterBuyingSpace() async throws {
         let world = try await world(quota: nil)
         await world.simulator.simulator.publish(account: "primary", count: 5)
-        #expect(try await until { await world.store.cursor(for: .primary) == 5 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "5" })
         try await fillsStorage(world)
         try await buySpace(world)
         #expect((await world.store.storageUsage().quotaBytes ?? 0) > 10_000_000)
@@ -151,7 +151,7 @@ struct RecoveryEndToEndTests {
     @Test func fillStorageWorksUnderAFixedQuotaBeforeAndAfterBuyingSpace() async throws {
         let world = try await world(quota: 3000)
         await world.simulator.simulator.publish(account: "primary", count: 5)
-        #expect(try await until { await world.store.cursor(for: .primary) == 5 })
+        #expect(try await until { await world.store.cursor(for: .primary) == "5" })
         try await fillsStorage(world)
         try await buySpace(world)
         let announced = await world.simulator.simulator.stats().quotaBytes

@@ -144,7 +144,7 @@ struct DashboardCLITests {
         var state = try get("/api/state")
         for _ in 0..<50 {
             let primary = (state["accounts"] as? [String: Any])?["primary"] as? [String: Any]
-            if primary?["cursor"] as? Int == 3 { break }
+            if primary?["cursor"] as? String == "3" { break }
             let seq = state["seq"] as? Int ?? 0
             _ = try get("/api/poll?since=\(seq)&timeout=10")
             state = try get("/api/state")

@@ -7,7 +7,7 @@ import TestSupport
 @Suite("Restarts")
 struct RestartTests {
     private static func primaryCursor(_ state: [String: Any]) -> Int? {
-        state[path: "accounts", "primary", "cursor"] as? Int
+        (state[path: "accounts", "primary", "cursor"] as? String).flatMap { Int($0) }
     }
 
     private static func errorTypes(_ state: [String: Any]) -> [String] {

@@ -61,3 +61,14 @@ func eventually(_ condition: () async -> Bool) async -> Bool {
     }
     return false
 }
+
+/// The cursors as this project's protocol sees them: ids, 0 for "from the beginning".
+extension StreamCursors {
+    init(primaryAfter: Int64, linkedAfter: Int64?) {
+        self.init(primary: primaryAfter == 0 ? nil : String(primaryAfter), includesLinked: linkedAfter != nil,
+                  linked: linkedAfter.flatMap { $0 == 0 ? nil : String($0) })
+    }
+
+    var primaryAfter: Int64 { primary.flatMap { Int64($0) } ?? 0 }
+    var linkedAfter: Int64? { includesLinked ? (linked.flatMap { Int64($0) } ?? 0) : nil }
+}

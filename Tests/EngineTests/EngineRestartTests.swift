@@ -34,7 +34,7 @@ struct RestartTests {
         let harness = try await behindHarness()
         let problem = try #require(await harness.engine.problems().first)
         #expect(problem.kind == .upstreamBehind)
-        #expect(problem.debug.contains("newest id is 2") && problem.debug.contains("cursor 5"))
+        #expect(problem.debug.contains("newest id is 2") && problem.debug.contains("newest stored 5"))
         #expect(await harness.engine.engineCounters().upstreamBehind == 1)
         #expect(harness.upstream.livePolls == 0, "no poll for ids the server may never reach")
     }

@@ -29,7 +29,7 @@ struct CrashSafetyTests {
 
             let store = try MessageStore(location: .file(path))
             #expect(try await store.integrityCheck(), "round \(round)")
-            let cursor = try #require(await store.cursor(for: .primary))
+            let cursor = try #require(await store.newestID(for: .primary))
             let count = try await store.scalarForTesting("SELECT count(*) FROM messages WHERE account = 0")
             let highestStored = try await store.scalarForTesting("SELECT max(id) FROM messages WHERE account = 0")
             #expect(cursor == highestStored, "round \(round): the cursor is the highest stored id")

@@ -25,7 +25,7 @@ struct MessageStoreTests {
         let fresh = try await store.apply(messages([1, 2, 2, 3, 1]), to: .primary, receivedAt: now)
         #expect(fresh.map(\.id) == [1, 2, 3])
         #expect(try await store.allIDs(.primary) == [1, 2, 3])
-        #expect(await store.cursor(for: .primary) == 3)
+        #expect(await store.newestID(for: .primary) == 3)
     }
 
     @Test func idsAlreadyStoredAreIgnoredAcrossBatches() async throws {
@@ -38,21 +38,59 @@ struct MessageStoreTests {
         #expect(try await store.allIDs(.primary) == [1, 2, 3, 4, 5])
     }
 
-    @Test func outOfOrderBatchesAreStoredAndTheCursorNeverGoesBack() async throws {
+    @Test func outOfOrderBatchesAreStoredAndTheNewestIDNeverGoesBack() async throws {
         let store = try open()
         _ = try await store.apply(messages([7, 8]), to: .primary, receivedAt: now)
         let fresh = try await store.apply(messages([5, 6]), to: .primary, receivedAt: now)
         #expect(fresh.map(\.id) == [5, 6])
-        #expect(await store.cursor(for: .primary) == 8)
+        #expect(await store.newestID(for: .primary) == 8)
+        #expect(await store.cursor(for: .primary) == "6", "the cursor is the upstream's, whatever it is")
         #expect(try await store.allIDs(.primary) == [5, 6, 7, 8])
+    }
+
+    // MARK: Opaque cursors
+
+    @Test func theCursorIsKeptAsTheUpstreamGaveItAcrossAReopen() async throws {
+        let path = folder.path + "/opaque.sqlite"
+        let cursor = "s72594_4483_1934_1_4_1_1_0_1 ünïcode '\"; DROP TABLE cursors; --"
+        do {
+            let store = try MessageStore(location: .file(path))
+            _ = try await store.apply(messages([1, 2]), to: .primary, receivedAt: now, cursor: cursor)
+            #expect(await store.cursor(for: .primary) == cursor)
+            await store.close()
+        }
+        let reopened = try MessageStore(location: .file(path))
+        #expect(await reopened.cursor(for: .primary) == cursor)
+        #expect(await reopened.newestID(for: .primary) == 2)
+    }
+
+    @Test func anEmptyBatchMovesTheCursorAndNilKeepsIt() async throws {
+        let store = try open()
+        #expect(try await store.apply([], to: .primary, receivedAt: now, cursor: "batch-1").isEmpty)
+        #expect(await store.cursor(for: .primary) == "batch-1", "a sync with nothing new still moves on")
+        #expect(await store.newestID(for: .primary) == nil)
+        _ = try await store.apply(messages([3]), to: .primary, receivedAt: now, cursor: nil)
+        #expect(await store.cursor(for: .primary) == "batch-1", "no cursor given: it stays")
+        #expect(await store.newestID(for: .primary) == 3)
+    }
+
+    @Test func aBatchThatDoesNotFitLeavesTheCursorWhereItWas() async throws {
+        let store = try open()
+        _ = try await store.apply(messages([1]), to: .primary, receivedAt: now, cursor: "before")
+        try await store.setQuota(await store.storageUsage().usedBytes + 10)
+        await #expect(throws: StoreError.self) {
+            try await store.apply(messages([2, 3], textLength: 200), to: .primary, receivedAt: now, cursor: "after")
+        }
+        #expect(await store.cursor(for: .primary) == "before")
+        #expect(await store.newestID(for: .primary) == 1)
     }
 
     @Test func accountsHaveTheirOwnCursorsAndMessages() async throws {
         let store = try open()
         _ = try await store.apply(messages(1...4), to: .primary, receivedAt: now)
         _ = try await store.apply(messages(1...2), to: .linked, receivedAt: now)
-        #expect(await store.cursor(for: .primary) == 4)
-        #expect(await store.cursor(for: .linked) == 2)
+        #expect(await store.newestID(for: .primary) == 4)
+        #expect(await store.newestID(for: .linked) == 2)
         #expect(try await store.allIDs(.linked) == [1, 2])
     }
 
@@ -67,7 +105,7 @@ struct MessageStoreTests {
             _ = try await store.apply(messages(3...8), to: .primary, receivedAt: now)
         }
         #expect(try await store.allIDs(.primary) == [1, 2])
-        #expect(await store.cursor(for: .primary) == 2)
+        #expect(await store.newestID(for: .primary) == 2)
         #expect(await store.storageUsage() == usageBefore)
         #expect(try await store.chats(of: .primary).map(\.messageCount).reduce(0, +) == 2)
         try saboteur.execute("DROP TRIGGER fail_on_5")
@@ -90,13 +128,13 @@ struct MessageStoreTests {
             #expect(error == .outOfSpace(usedBytes: firstSize, quotaBytes: firstSize + 100,
                                          neededBytes: second.reduce(0) { $0 + $1.storageSize }, diskFull: false))
         }
-        #expect(await store.cursor(for: .primary) == 10)
+        #expect(await store.newestID(for: .primary) == 10)
         #expect(try await store.allIDs(.primary) == Array(1...10))
         #expect(await store.storageUsage().usedBytes == firstSize)
         // After buying more space the very same batch goes in: nothing was lost.
         try await store.setQuota(firstSize * 3)
         #expect(try await store.apply(second, to: .primary, receivedAt: now).count == 10)
-        #expect(await store.cursor(for: .primary) == 20)
+        #expect(await store.newestID(for: .primary) == 20)
     }
 
     @Test func duplicatesCostNoQuota() async throws {
@@ -254,7 +292,7 @@ struct MessageStoreTests {
             _ = try await store.apply(messages(1...9), to: .primary, receivedAt: now)
         }
         let store = try open()
-        #expect(await store.cursor(for: .primary) == 9)
+        #expect(await store.newestID(for: .primary) == 9)
         #expect(await store.storageUsage() == StorageUsage(usedBytes: messages(1...9).reduce(0) { $0 + $1.storageSize }, quotaBytes: 1_000_000))
         #expect(try await store.integrityCheck())
     }
@@ -282,7 +320,7 @@ struct MessageStoreTests {
         #expect(needed > 0)
         #expect(try await store.integrityCheck())
         let ids = try await store.allIDs(.primary)
-        #expect(await store.cursor(for: .primary) == ids.last)
+        #expect(await store.newestID(for: .primary) == ids.last)
         #expect(ids == Array(1...(next - 1)), "the failed batch left nothing behind")
         #expect(try await store.scannedUsage() == store.storageUsage().usedBytes)
         try await store.executeForTesting("PRAGMA max_page_count = 1073741823")
@@ -302,7 +340,7 @@ struct MessageStoreTests {
     @Test func memoryStoresWork() async throws {
         let store = try MessageStore(location: .memory)
         #expect(try await store.apply(messages(1...3), to: .primary, receivedAt: now).count == 3)
-        #expect(await store.cursor(for: .primary) == 3)
+        #expect(await store.newestID(for: .primary) == 3)
     }
 
     // MARK: Readers

@@ -46,12 +46,41 @@ struct MigrationTests {
         #expect(try await store.scalarForTesting("PRAGMA user_version") == Int64(Migrations.latestVersion))
         #expect(try await store.allIDs(.primary) == [1, 2])
         #expect(try await store.allIDs(.linked) == [10, 11])
-        #expect(await store.cursor(for: .linked) == 11)
+        #expect(await store.cursor(for: .linked) == "11", "an integer cursor becomes its text")
+        #expect(await store.newestID(for: .linked) == 11)
         let chats = try await store.chats(of: .primary)
         #expect(chats.count == 1 && chats[0].messageCount == 2 && chats[0].lastMessageId == 2, "chats filled from the messages")
         #expect(await store.storageUsage() == StorageUsage(usedBytes: 400, quotaBytes: nil), "usage counted from the messages")
         #expect(try await store.apply(messages([3]), to: .primary, receivedAt: now).count == 1)
         #expect(try await store.integrityCheck())
+    }
+
+    /// A store the dashboard itself wrote before cursors were opaque (schema 4): 12 primary and 7
+    /// linked messages synced from the built-in simulator, then a clean stop.
+    @Test func aStoreMadeByTheVersionWithIntegerCursorsOpensUpgradedInPlace() async throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/store-v4-made-by-0c83f30.sqlite").path
+        let path = folder.path + "/store.sqlite"
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        let before = try SQLiteConnection(path: path)
+        #expect(try Migrations.version(of: before) == 4)
+        before.close()
+
+        let store = try MessageStore(location: .file(path))
+        #expect(try await store.scalarForTesting("PRAGMA user_version") == Int64(Migrations.latestVersion))
+        #expect(await store.cursor(for: .primary) == "12")
+        #expect(await store.cursor(for: .linked) == "7")
+        #expect(await store.newestID(for: .primary) == 12)
+        #expect(try await store.allIDs(.primary) == Array(1...12))
+        #expect(try await store.allIDs(.linked) == Array(1...7))
+        #expect(await store.storageUsage().usedBytes == (try await store.scannedUsage()))
+        #expect(try await store.integrityCheck())
+        // And it goes on from there, with a cursor the upstream gives.
+        #expect(try await store.apply(messages([13]), to: .primary, receivedAt: now, cursor: "13").count == 1)
+        await store.close()
+        let reopened = try MessageStore(location: .file(path))
+        #expect(await reopened.cursor(for: .primary) == "13")
+        #expect(try await reopened.allIDs(.primary) == Array(1...13))
     }
 
     @Test func aFileFromANewerVersionIsRefused() throws {

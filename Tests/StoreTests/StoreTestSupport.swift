@@ -27,6 +27,13 @@ func messages(_ ids: ClosedRange<Int64>, textLength: Int = 10) -> [IncomingMessa
 let now = "2026-11-29T12:00:01.000Z"
 
 extension MessageStore {
+    /// A batch with the cursor this project's protocol gives: its newest id.
+    func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> [StoredMessage] {
+        try apply(batch, to: account, receivedAt: receivedAt, cursor: batch.map(\.id).max().map(String.init))
+    }
+}
+
+extension MessageStore {
     /// Every stored id of `account`, ascending, read through the paging API.
     func allIDs(_ account: AccountRole) async throws -> [Int64] {
         try messages(of: account, limit: 1_000_000).messages.map(\.id).reversed()

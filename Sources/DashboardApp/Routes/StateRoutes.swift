@@ -65,7 +65,7 @@ struct StateRoutes {
 struct StateSnapshot: Encodable, Sendable {
     struct Account: Encodable, Sendable {
         var userId: Int64
-        var cursor: Int64?
+        var cursor: String?
 
         enum CodingKeys: String, CodingKey { case userId, cursor }
 

@@ -65,6 +65,19 @@ enum Migrations {
         );
         INSERT INTO settings (key, value) VALUES ('purchased_bytes', 0);
         """,
+        // 5: opaque cursors. A stream's cursor is what its upstream gives to resume from (a Matrix
+        // `next_batch` is a string); the newest message id stored is kept beside it. Integer
+        // cursors of this project's protocol become their decimal text.
+        """
+        CREATE TABLE stream_cursors (
+            account   INTEGER PRIMARY KEY CHECK (account IN (0, 1)),
+            position  TEXT NOT NULL,
+            newest_id INTEGER
+        );
+        INSERT INTO stream_cursors (account, position, newest_id) SELECT account, CAST(last_id AS TEXT), last_id FROM cursors;
+        DROP TABLE cursors;
+        ALTER TABLE stream_cursors RENAME TO cursors;
+        """,
     ]
 
     static var latestVersion: Int { steps.count }

@@ -11,9 +11,11 @@ public enum StoreSQL {
             message_count = message_count + excluded.message_count,
             last_message_id = max(last_message_id, excluded.last_message_id)
         """
-    public static let advanceCursor = """
-        INSERT INTO cursors (account, last_id) VALUES (?1, ?2)
-        ON CONFLICT (account) DO UPDATE SET last_id = max(last_id, excluded.last_id)
+    /// The stream's cursor becomes the upstream's (?2); its newest id only ever grows (?3 may be NULL).
+    public static let saveCursor = """
+        INSERT INTO cursors (account, position, newest_id) VALUES (?1, ?2, ?3)
+        ON CONFLICT (account) DO UPDATE SET position = excluded.position,
+            newest_id = coalesce(max(newest_id, excluded.newest_id), newest_id, excluded.newest_id)
         """
     public static let addUsedBytes = "UPDATE settings SET value = value + ?1 WHERE key = 'used_bytes'"
 }
