@@ -29,22 +29,14 @@ public actor SyncEngine {
     /// After connecting with someone waiting on `retryAndWait`: the time the poll has to be refused in.
     private var settleWait: Task<Void, Never>?
 
-    // What decides whether a cycle should run.
-    private var userEnabled = true
-    private var dashboardVisible = false
+    /// Whether a cycle should run, when to wait, when a refused token is a loop: decided there,
+    /// performed here (`perform`).
+    private var policy: SyncPolicy
     private var graceTask: Task<Void, Never>?
-    private var withinGrace = false
-    /// Failed tries in a row, for the backoff. It resets only when a poll answers, so a server that
-    /// fails every poll still backs off further each time; `status.attempt` shows it while not live.
-    private var failuresInARow = 0
-    /// Why syncing waits for the person (storage full, the upstream went back); nil otherwise.
-    private var pausedBy: EngineProblem.Kind?
-    private var paused: Bool { pausedBy != nil }
-    /// The accounts whose cursor is ahead of the upstream's newest id (`upstreamBehind`).
+    /// The accounts whose newest id is ahead of the upstream's (`upstreamBehind`).
     private var behindAccounts: [AccountRole] = []
     /// The `lastSuccessAt` the page last heard of (see `update`).
     private var announcedSuccessAt: Date?
-    private var online: Bool
 
     // What the cycle knows.
     private var status: ConnectionStatus
@@ -56,16 +48,7 @@ public actor SyncEngine {
     /// Per stream: ids up to this arrived while syncing was interrupted: announced as one summary.
     private var caughtUpThrough: [AccountRole: Int64] = [:]
     private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
-    /// Tokens taken back within `quickExpiry` of being issued, in a row without a backoff between:
-    /// a server that takes every token back right after the cursor sync would otherwise be a loop.
-    /// A token that lasted longer (a held poll ended by an expiry), an answered poll or a failed
-    /// try (a backoff follows) starts the count again.
-    private var quickExpiries = 0
     private var tokenIssuedAt: Date?
-    static let quickExpiry: TimeInterval = 0.5
-    /// A person linking and unlinking in quick succession expires a few tokens quickly; a loop
-    /// expires hundreds a second. Ten tells the two apart at once.
-    static let silentQuickExpiries = 10
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
     private var outcomeWaiters = Waiters<Bool>()
@@ -83,7 +66,7 @@ public actor SyncEngine {
         self.random = AnyRandomGenerator(environment.random)
         self.network = environment.network
         self.emit = emit
-        self.online = environment.network.isOnline
+        self.policy = SyncPolicy(alwaysOn: options.alwaysOn, lifecycleGrace: options.lifecycleGrace, online: environment.network.isOnline)
         self.status = ConnectionStatus(upstream: upstream.location, holdSeconds: options.holdSeconds)
     }
 
@@ -98,38 +81,23 @@ public actor SyncEngine {
                 await self?.networkChanged(online: online)
             }
         }
-        reconcile()
+        perform(policy.activate())
     }
 
     /// `POST /api/engine/start`: sync again (when a tab is visible, or always with `--always-on`).
     public func start() {
-        userEnabled = true
-        reconcile()
+        perform(policy.start())
     }
 
     /// `POST /api/engine/stop`: stop syncing until `start()`. Connection problems end with it:
     /// nothing is being tried that could fail.
     public func stop() {
-        userEnabled = false
-        if pausedBy == .upstreamBehind {
-            // Stopping is an answer to it: Start checks the upstream again.
-            pausedBy = nil
-            behindAccounts = []
-            clear(.upstreamBehind)
-        }
-        reconcile()
-        for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem {
-            clear(kind)
-        }
+        perform(policy.stop())
     }
 
     /// Skips the wait before the next try.
     public func retryNow() {
-        if let retryWait {
-            retryWait.cancel()
-        } else if tag == nil {
-            reconcile()
-        }
+        perform(policy.retryNow())
     }
 
     /// Skips the wait (or starts the cycle) and suspends until that try has connected and its
@@ -138,7 +106,7 @@ public actor SyncEngine {
     /// waiting (false); the try itself goes on.
     public func retryAndWait() async -> Bool {
         if tag != nil && status.state == .live { return true }
-        if tag == nil && !shouldRun { return false }
+        if tag == nil && !policy.shouldRun { return false }
         let id = outcomeWaiters.makeID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -175,13 +143,8 @@ public actor SyncEngine {
             await withCheckedContinuation { continuation in
                 guard !Task.isCancelled else { return continuation.resume(returning: .notStored(nil)) }
                 batchWaiters.add(continuation, id: id)
-                if paused {
-                    resume()
-                } else {
-                    reconcile()
-                    retryNow()
-                }
-                if !shouldRun { reportBatch(.notStored(nil)) }
+                perform(policy.paused ? policy.resume() : policy.retryNow())
+                if !policy.shouldRun { reportBatch(.notStored(nil)) }
             }
         } onCancel: {
             Task { await self.forgetBatchWaiter(id) }
@@ -208,16 +171,14 @@ public actor SyncEngine {
     /// After space was freed or bought: fetch again from the same cursors. The out-of-space
     /// problem stays open until a batch is stored: only that shows the space is enough.
     public func resume() {
-        guard paused else { return }
-        pausedBy = nil
-        reconcile()
+        perform(policy.resume())
     }
 
     /// For an upstream that went back: sets the messages of the accounts it is behind on aside
     /// (archived, still stored and counted), forgets their cursors and syncs them from the
     /// beginning, silently, as a first sync. Suspends like `retryAndWait`.
     public func resyncFromServer() async -> Bool {
-        guard pausedBy == .upstreamBehind else { return await retryAndWait() }
+        guard policy.pausedBy == .upstreamBehind else { return await retryAndWait() }
         let at = Timestamp.string(now())
         for account in behindAccounts {
             do {
@@ -231,48 +192,25 @@ public actor SyncEngine {
             caughtUpThrough[account] = nil
         }
         behindAccounts = []
-        pausedBy = nil
+        perform(policy.resume())
         return await retryAndWait()
     }
 
     /// Whether any dashboard tab is visible now. Syncing runs while one is and for the grace
     /// period after the last one goes.
     public func setDashboardVisible(_ visible: Bool) {
-        let previous = dashboardVisible
-        dashboardVisible = visible
-        if visible {
-            graceTask?.cancel()
-            graceTask = nil
-            withinGrace = false
-        } else if previous {
-            withinGrace = true
-            let grace = options.lifecycleGrace
-            let clock = self.clock
-            graceTask = Task { [weak self] in
-                guard (try? await clock.sleep(for: grace)) != nil else { return }
-                await self?.graceEnded()
-            }
-        }
-        reconcile()
+        perform(policy.dashboardVisibility(visible))
     }
 
     private func graceEnded() {
         graceTask = nil
-        withinGrace = false
-        reconcile()
+        perform(policy.graceEnded())
     }
 
     func networkChanged(online: Bool) {
-        guard online != self.online else { return }
-        self.online = online
+        guard online != policy.online else { return }
         log.info(online ? "network is back" : "network is gone")
-        if online {
-            clear(.noInternet)
-            // A wait that was pending is moot: the cycle restarts at once, with a fresh attempt count.
-            failuresInARow = 0
-            status.attempt = 0
-        }
-        reconcile()
+        perform(policy.network(online: online))
     }
 
     /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure); returns
@@ -309,29 +247,54 @@ public actor SyncEngine {
     /// The upstream, for calls the recovery layer makes (purchases).
     public nonisolated var upstreamAPI: any UpstreamAPI { upstream }
 
-    // MARK: Deciding
+    // MARK: Performing what the policy decides
 
-    private var shouldRun: Bool {
-        userEnabled && (options.alwaysOn || dashboardVisible || withinGrace) && !paused && online
-    }
-
-    /// Starts or stops the cycle so that it runs exactly when it should.
-    private func reconcile() {
-        if shouldRun {
-            if tag == nil { startCycle() }
-        } else {
-            let reason: ConnectionState = paused ? .paused : (!online ? .offline : .stopped)
-            if tag != nil { stopCycle() }
-            if !online { raise(EngineProblem(kind: .noInternet, debug: "no network interface is up")) }
-            update { $0.state = reason; $0.retryAt = nil }
+    private func perform(_ actions: [SyncPolicy.Action]) {
+        for action in actions {
+            switch action {
+            case .startCycle(let reconnect):
+                startCycle(reconnect: reconnect)
+            case .stopCycle:
+                stopCycle()
+            case .wait:
+                break  // waitBeforeRetry performs it: the cycle's task is the one that waits
+            case .endWait:
+                retryWait?.cancel()
+            case .startGrace(let grace):
+                let clock = self.clock
+                graceTask = Task { [weak self] in
+                    guard (try? await clock.sleep(for: grace)) != nil else { return }
+                    await self?.graceEnded()
+                }
+            case .cancelGrace:
+                graceTask?.cancel()
+                graceTask = nil
+            case .renewToken:
+                break  // the caller asks for a new session
+            case .raise(let problem):
+                raise(problem)
+            case .raiseNoInternet:
+                raise(EngineProblem(kind: .noInternet, debug: "no network interface is up"))
+            case .clear(let kinds):
+                kinds.forEach(clear)
+            case .reportFailure(let problem):
+                reportOutcome(false)
+                reportBatch(.notStored(problem))
+            case .forgetBehind:
+                behindAccounts = []
+            case .show(let state):
+                update { $0.state = state; $0.retryAt = nil }
+            case .resetAttemptCount:
+                update { $0.attempt = 0 }
+            }
         }
     }
 
-    private func startCycle() {
+    private func startCycle(reconnect: Bool) {
         let tag = UUID()
         self.tag = tag
         counters.cyclesStarted += 1
-        if failuresInARow > 0 { counters.reconnects += 1 }
+        if reconnect { counters.reconnects += 1 }
         update { $0.activeCycles = 1; $0.state = .connecting; $0.retryAt = nil }
         cycleTask = Task { await self.runCycle(tag) }
     }
@@ -375,19 +338,9 @@ public actor SyncEngine {
                 case .stale, .tokenExpired:
                     return
                 case .paused(let problem):
-                    pausedBy = problem.kind
-                    // The upstream answered: whatever was wrong with the connection is over.
-                    for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem {
-                        clear(kind)
-                    }
-                    raise(problem)
-                    reportOutcome(false)
-                    reportBatch(.notStored(problem))
-                    stopCycle()
-                    update { $0.state = .paused; $0.retryAt = nil }
+                    perform(policy.paused(by: problem))
                     return
                 case .retry(let problem, let atLeast):
-                    raise(problem)
                     await waitBeforeRetry(tag, after: problem, atLeast: atLeast)
                 }
             } catch {
@@ -437,9 +390,8 @@ public actor SyncEngine {
             }
         }
         counters.pollsSucceeded += 1
-        quickExpiries = 0
+        policy.pollAnswered()
         reportOutcome(true)
-        failuresInARow = 0
         update { $0.attempt = 0; $0.lastSuccessAt = now() }
         try await store(answer, tag)
         reportBatch(.stored)
@@ -538,11 +490,10 @@ public actor SyncEngine {
             }
             guard isCurrent(tag) else { throw CycleFailure.stale }
             if error == .unauthorized && withToken {
-                let lasted = tokenIssuedAt.map { now().timeIntervalSince($0) } ?? .infinity
-                quickExpiries = lasted < Self.quickExpiry ? quickExpiries + 1 : 0
-                if quickExpiries > Self.silentQuickExpiries {
+                let lasted = tokenIssuedAt.map { Duration.seconds(now().timeIntervalSince($0)) } ?? .seconds(3600)
+                if case .refused(let inARow) = policy.tokenRefused(after: lasted) {
                     throw CycleFailure.retry(EngineProblem(kind: .tokenRefused,
-                                                           debug: "401 on \(quickExpiries) new tokens in a row, each within \(Self.quickExpiry) s"),
+                                                           debug: "401 on \(inARow) new tokens in a row, each within \(SyncPolicy.quickExpiry)"),
                                              atLeast: .zero)
                 }
                 counters.tokenRefreshes += 1
@@ -589,13 +540,10 @@ public actor SyncEngine {
     /// Backoff after a failed cycle: full jitter, and at least `atLeast` (3 s after a 409).
     private func waitBeforeRetry(_ tag: UUID, after problem: EngineProblem?, atLeast: Duration) async {
         counters.pollsFailed += 1
-        quickExpiries = 0  // a backoff follows: whatever comes next is not a loop
-        reportOutcome(false)
-        reportBatch(.notStored(problem))
-        failuresInARow += 1
-        let attempt = failuresInARow
-        var delay = options.backoff.delay(afterFailure: attempt, using: &random)
-        delay = max(delay, atLeast)
+        let actions = policy.tryFailed(problem, atLeast: atLeast)
+        perform(actions)
+        guard case .wait(let attempt, let least) = actions.last else { return }
+        let delay = max(options.backoff.delay(afterFailure: attempt, using: &random), least)
         counters.backoff.observe(delay.inSeconds)
         token = nil
         let retryAt = now().addingTimeInterval(delay.inSeconds)
@@ -607,7 +555,7 @@ public actor SyncEngine {
         guard isCurrent(tag) else { return }
         retryWait = nil
         counters.reconnects += 1
-        update { $0.state = .connecting; $0.retryAt = nil }
+        perform(policy.waitEnded())
     }
 
     /// Token and cursors are in place and the hanging request goes out: the connection is live.
