@@ -43,10 +43,8 @@ public actor SyncEngine {
     private var counters = EngineCounters()
     private var token: String?
     private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
-    /// Per stream: ids up to this are history (a first sync, a newly attached account): stored silently.
-    private var silentThrough: [AccountRole: Int64] = [:]
-    /// Per stream: ids up to this arrived while syncing was interrupted: announced as one summary.
-    private var caughtUpThrough: [AccountRole: Int64] = [:]
+    /// Which stored messages are history, which were missed while away, which are live.
+    private var deliveries = DeliveryRules()
     private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
     private var tokenIssuedAt: Date?
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
@@ -188,8 +186,7 @@ public actor SyncEngine {
                 raise(EngineProblem(kind: .storageFailure, debug: "archiving the \(account) account failed: \(error)"))
                 return false
             }
-            silentThrough[account] = nil
-            caughtUpThrough[account] = nil
+            deliveries.forget(account)
         }
         behindAccounts = []
         perform(policy.resume())
@@ -449,17 +446,15 @@ public actor SyncEngine {
         }
         for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
             guard let lastID else { continue }
-            if await store.cursor(for: role) != nil {
-                let newest = await store.newestID(for: role) ?? 0
-                if reconnecting { caughtUpThrough[role] = lastID > newest ? lastID : nil }
-                if lastID > newest {
-                    log.info("\(lastID - newest) \(role) message(s) arrived while syncing was interrupted")
-                }
-            } else {
-                silentThrough[role] = max(silentThrough[role] ?? 0, lastID)
-                if lastID > 0 {
-                    log.info("first sync of the \(role) account: \(lastID) message(s) of history, delivered without notifications")
-                }
+            let synced = await store.cursor(for: role) != nil
+            switch deliveries.serverNewest(lastID, for: role, newestStored: synced ? (await store.newestID(for: role) ?? 0) : nil,
+                                           reconnecting: reconnecting) {
+            case .history(let count) where count > 0:
+                log.info("first sync of the \(role) account: \(count) message(s) of history, delivered without notifications")
+            case .missed(let count) where count > 0:
+                log.info("\(count) \(role) message(s) arrived while syncing was interrupted")
+            default:
+                break
             }
         }
     }
@@ -593,12 +588,10 @@ public actor SyncEngine {
                 emit(.primaryAccountChanged(from: old, to: session.primaryUserId, removedMessages: removed))
                 emit(.storage(await store.storageUsage()))
                 known = AccountIDs(primaryUserId: nil, linkedUserId: nil)
-                silentThrough = [:]
-                caughtUpThrough = [:]
+                deliveries = DeliveryRules()
             }
             if known.linkedUserId != session.linkedUserId {
-                silentThrough[.linked] = nil
-                caughtUpThrough[.linked] = nil
+                deliveries.forget(.linked)
                 if let old = known.linkedUserId {
                     let purged = try await store.purgeLinkedAccount()
                     log.info("linked account \(old) detached; purged \(purged) message(s)")
@@ -650,12 +643,9 @@ public actor SyncEngine {
             // but the feed hears of it only from the current cycle.
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
-            let silentEnd = silentThrough[account] ?? 0
-            let caughtUpEnd = caughtUpThrough[account] ?? 0
             var groups: [MessageDelivery: [StoredMessage]] = [:]
             for message in fresh {
-                let delivery: MessageDelivery = message.id <= silentEnd ? .silent : message.id <= caughtUpEnd ? .caughtUp : .live
-                groups[delivery, default: []].append(message)
+                groups[deliveries.delivery(of: message.id, in: account), default: []].append(message)
             }
             for delivery in [MessageDelivery.silent, .caughtUp, .live] {
                 if let messages = groups[delivery] { emit(.messages(account: account, messages: messages, delivery: delivery)) }
@@ -730,45 +720,4 @@ public actor SyncEngine {
 
     static let successAnnouncementInterval: TimeInterval = 10
 
-}
-
-/// Lets an injected `any RandomNumberGenerator` be passed where a concrete generator is needed.
-struct AnyRandomGenerator: RandomNumberGenerator, Sendable {
-    private var base: any RandomNumberGenerator & Sendable
-
-    init(_ base: any RandomNumberGenerator & Sendable) {
-        self.base = base
-    }
-
-    mutating func next() -> UInt64 {
-        base.next()
-    }
-}
-
-/// Continuations waiting for the next outcome of something, each one removable when the task
-/// that waits is cancelled. Owned by an actor, which resumes them all when the outcome is known.
-struct Waiters<Value: Sendable> {
-    private var waiting: [UInt64: CheckedContinuation<Value, Never>] = [:]
-    private var lastID: UInt64 = 0
-
-    var isEmpty: Bool { waiting.isEmpty }
-
-    mutating func makeID() -> UInt64 {
-        lastID += 1
-        return lastID
-    }
-
-    mutating func add(_ continuation: CheckedContinuation<Value, Never>, id: UInt64) {
-        waiting[id] = continuation
-    }
-
-    mutating func resumeAll(returning value: Value) {
-        let all = waiting
-        waiting = [:]
-        all.values.forEach { $0.resume(returning: value) }
-    }
-
-    mutating func cancel(_ id: UInt64, returning value: Value) {
-        waiting.removeValue(forKey: id)?.resume(returning: value)
-    }
 }
