@@ -266,8 +266,6 @@ public actor SyncEngine {
             case .cancelGrace:
                 graceTask?.cancel()
                 graceTask = nil
-            case .renewToken:
-                break  // the caller asks for a new session
             case .raise(let problem):
                 raise(problem)
             case .raiseNoInternet:
@@ -332,7 +330,7 @@ public actor SyncEngine {
             } catch let failure as CycleFailure {
                 if dropIfStale(tag) { return }
                 switch failure {
-                case .stale, .tokenExpired:
+                case .stale:
                     return
                 case .paused(let problem):
                     perform(policy.paused(by: problem))
@@ -356,7 +354,12 @@ public actor SyncEngine {
         case paused(EngineProblem)
         /// Wait (backoff, at least `atLeast`) and start again from the token.
         case retry(EngineProblem, atLeast: Duration)
-        /// A 401 (the first in a row): start a new session, then do the step again.
+    }
+
+    /// What an upstream call brought: its answer, or word that the token expired (a 401 the
+    /// policy renews silently): the caller starts a new session and makes the call again.
+    private enum Call<Value: Sendable> {
+        case answered(Value)
         case tokenExpired
     }
 
@@ -377,15 +380,12 @@ public actor SyncEngine {
 
     /// One hanging request and its batch.
     private func pollOnce(_ tag: UUID) async throws {
-        let answer: MessagesAnswer
-        while true {
-            do {
-                answer = try await poll(tag)
-                break
-            } catch CycleFailure.tokenExpired {
-                try await startSession(tag, reconnecting: false)
-            }
+        var call = try await poll(tag)
+        while case .tokenExpired = call {
+            try await startSession(tag, reconnecting: false)
+            call = try await poll(tag)
         }
+        guard case .answered(let answer) = call else { return }
         counters.pollsSucceeded += 1
         policy.pollAnswered()
         reportOutcome(true)
@@ -394,7 +394,7 @@ public actor SyncEngine {
         reportBatch(.stored)
     }
 
-    private func poll(_ tag: UUID) async throws -> MessagesAnswer {
+    private func poll(_ tag: UUID) async throws -> Call<MessagesAnswer> {
         // Cursors are read each time: a new session may have detached the linked account.
         let cursors = StreamCursors(primary: await store.cursor(for: .primary), includesLinked: accounts.linkedUserId != nil,
                                     linked: await store.cursor(for: .linked))
@@ -411,21 +411,20 @@ public actor SyncEngine {
     /// token is followed by a cursor sync, so an account attached mid-cycle is known as history.
     private func startSession(_ tag: UUID, reconnecting: Bool) async throws {
         while true {
-            do {
-                let session = try await request(tag, important: true, withToken: false) { upstream, _ throws(UpstreamError) in
-                    try await upstream.createSession()
-                }
-                token = session.token
-                tokenIssuedAt = now()
-                try await adopt(session, tag)
-                let info = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
-                    try await upstream.lastMessageInfo(token: token)
-                }
-                try await noteServerPosition(info, reconnecting: reconnecting)
-                return
-            } catch CycleFailure.tokenExpired {
-                continue
+            // The session call carries no token: a 401 to it is a refusal, never an expiry.
+            guard case .answered(let session) = try await request(tag, important: true, withToken: false, { upstream, _ throws(UpstreamError) in
+                try await upstream.createSession()
+            }) else { continue }
+            token = session.token
+            tokenIssuedAt = now()
+            try await adopt(session, tag)
+            let call = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
+                try await upstream.lastMessageInfo(token: token)
             }
+            // Taken back already (linking or unlinking expires tokens): another session.
+            guard case .answered(let info) = call else { continue }
+            try await noteServerPosition(info, reconnecting: reconnecting)
+            return
         }
     }
 
@@ -462,7 +461,7 @@ public actor SyncEngine {
     /// Runs one upstream call for the current cycle.
     ///
     /// - A 401 means the token expired: the caller starts a new session, silently, and builds the
-    ///   call again (`CycleFailure.tokenExpired`), however often tokens expire (linking and
+    ///   call again (`Call.tokenExpired`), however often tokens expire (linking and
     ///   unlinking expires them). The user-visible `tokenRefused` is a session call answered 401,
     ///   or more than `silentQuickExpiries` tokens taken back within `quickExpiry` of being
     ///   issued, in a row without a backoff between: that would be a loop.
@@ -470,7 +469,7 @@ public actor SyncEngine {
     ///   short pauses, when the failure looks transient, before its failure counts.
     /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
     private func request<T: Sendable>(_ tag: UUID, important: Bool, withToken: Bool = true,
-                                      _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> T {
+                                      _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> Call<T> {
         var pauses = important ? options.importantRetryDelays[...] : []
         while true {
             guard isCurrent(tag) else { throw CycleFailure.stale }
@@ -479,7 +478,7 @@ public actor SyncEngine {
             do {
                 let value = try await call(upstream, currentToken)
                 guard isCurrent(tag) else { throw CycleFailure.stale }
-                return value
+                return .answered(value)
             } catch let upstreamError as UpstreamError {
                 error = upstreamError
             }
@@ -493,7 +492,7 @@ public actor SyncEngine {
                 }
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
-                throw CycleFailure.tokenExpired
+                return .tokenExpired
             }
             if Self.isTransient(error), let pause = pauses.popFirst() {
                 log.debug("retrying under the hood after \(error)")

@@ -19,8 +19,6 @@ public struct SyncPolicy: Sendable, Equatable {
         /// The lifecycle grace period: start its timer, or cancel it.
         case startGrace(Duration)
         case cancelGrace
-        /// A 401 on a token the session just gave: get another one silently.
-        case renewToken
         /// Open a problem (or the `noInternet` one); end problems of these kinds.
         case raise(EngineProblem)
         case raiseNoInternet
