@@ -35,17 +35,16 @@ public actor SyncEngine {
     private var graceTask: Task<Void, Never>?
     /// The accounts whose newest id is ahead of the upstream's (`upstreamBehind`).
     private var behindAccounts: [AccountRole] = []
-    /// The `lastSuccessAt` the page last heard of (see `update`).
-    private var announcedSuccessAt: Date?
 
     // What the cycle knows.
-    private var status: ConnectionStatus
+    private var statusBoard: StatusBoard
+    private var status: ConnectionStatus { statusBoard.status }
     private var counters = EngineCounters()
     private var token: String?
     private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
     /// Which stored messages are history, which were missed while away, which are live.
     private var deliveries = DeliveryRules()
-    private var openProblems: [EngineProblem.Kind: EngineProblem] = [:]
+    private var problemBoard = ProblemBoard()
     private var tokenIssuedAt: Date?
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
@@ -65,7 +64,7 @@ public actor SyncEngine {
         self.network = environment.network
         self.emit = emit
         self.policy = SyncPolicy(alwaysOn: options.alwaysOn, lifecycleGrace: options.lifecycleGrace, online: environment.network.isOnline)
-        self.status = ConnectionStatus(upstream: upstream.location, holdSeconds: options.holdSeconds)
+        self.statusBoard = StatusBoard(ConnectionStatus(upstream: upstream.location, holdSeconds: options.holdSeconds))
     }
 
     // MARK: Inputs
@@ -230,7 +229,7 @@ public actor SyncEngine {
     public func engineCounters() -> EngineCounters { counters }
 
     public func problems() -> [EngineProblem] {
-        EngineProblem.Kind.allCases.compactMap { openProblems[$0] }
+        problemBoard.problems
     }
 
     public func currentToken() -> String? { token }
@@ -367,7 +366,7 @@ public actor SyncEngine {
     /// everything before the first hanging request.
     private func connect(_ tag: UUID) async throws {
         try await startSession(tag, reconnecting: true)
-        if openProblems[.storageFailure] != nil {
+        if problemBoard.isOpen(.storageFailure) {
             do {
                 try await store.checkWritable()
             } catch {
@@ -678,45 +677,21 @@ public actor SyncEngine {
     // MARK: Problems and status
 
     private func raise(_ problem: EngineProblem) {
-        if problem.kind.isConnectionProblem {
-            // The latest trouble with the connection replaces the earlier: only it is true now.
-            for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem && kind != problem.kind {
-                clear(kind)
-            }
-        }
-        let previous = openProblems[problem.kind]
-        openProblems[problem.kind] = problem
-        if previous != problem {
-            log.info("problem: \(problem.kind.rawValue): \(problem.debug)")
-            emit(.problemRaised(problem))
-        }
+        let events = problemBoard.raise(problem)
+        if case .problemRaised = events.last { log.info("problem: \(problem.kind.rawValue): \(problem.debug)") }
+        events.forEach(emit)
     }
 
     private func clear(_ kind: EngineProblem.Kind) {
-        guard openProblems.removeValue(forKey: kind) != nil else { return }
-        emit(.problemCleared(kind))
+        problemBoard.clear(kind).forEach(emit)
     }
 
-    /// Changes the status and tells the feed. When only `lastSuccessAt` moved (every answered
-    /// poll moves it), the page hears of it at most every `successAnnouncementInterval`: often
-    /// enough to say "Updated N s ago" truthfully, without waking every tab for each batch.
+    /// Changes the status; the page hears of what is worth saying (`StatusBoard`).
     private func update(_ change: (inout ConnectionStatus) -> Void) {
-        var next = status
-        change(&next)
-        next.activeCycles = tag == nil ? 0 : 1
-        guard next != status else { return }
-        var previousIgnoringSuccess = status
-        previousIgnoringSuccess.lastSuccessAt = next.lastSuccessAt
-        status = next
-        let successNews = next.lastSuccessAt.map { success in
-            announcedSuccessAt.map { success.timeIntervalSince($0) >= Self.successAnnouncementInterval } ?? true
-        } ?? false
-        if previousIgnoringSuccess != next || successNews {
-            announcedSuccessAt = next.lastSuccessAt
-            emit(.connection(next))
+        let activeCycles = tag == nil ? 0 : 1
+        if let announced = statusBoard.change({ change(&$0); $0.activeCycles = activeCycles }) {
+            emit(.connection(announced))
         }
     }
-
-    static let successAnnouncementInterval: TimeInterval = 10
 
 }

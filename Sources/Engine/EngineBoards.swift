@@ -1,0 +1,61 @@
+import Foundation
+
+/// The open problems: at most one per kind, and of the connection's problems only the latest
+/// (only it is true now). Each change returns the events that tell the page.
+struct ProblemBoard: Sendable, Equatable {
+    private var open: [EngineProblem.Kind: EngineProblem] = [:]
+
+    /// The open problems, in the order of their kinds.
+    var problems: [EngineProblem] { EngineProblem.Kind.allCases.compactMap { open[$0] } }
+
+    func isOpen(_ kind: EngineProblem.Kind) -> Bool { open[kind] != nil }
+
+    /// Opens `problem` (or updates it); a connection problem ends the other connection problems.
+    /// Nothing is said when the same problem is raised again unchanged.
+    mutating func raise(_ problem: EngineProblem) -> [EngineEvent] {
+        var events: [EngineEvent] = []
+        if problem.kind.isConnectionProblem {
+            for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem && kind != problem.kind {
+                events += clear(kind)
+            }
+        }
+        let previous = open.updateValue(problem, forKey: problem.kind)
+        if previous != problem { events.append(.problemRaised(problem)) }
+        return events
+    }
+
+    mutating func clear(_ kind: EngineProblem.Kind) -> [EngineEvent] {
+        open.removeValue(forKey: kind) == nil ? [] : [.problemCleared(kind)]
+    }
+}
+
+/// The connection's status as the page sees it. Every change is announced, except that when only
+/// `lastSuccessAt` moved (every answered poll moves it) it is announced at most every
+/// `successAnnouncementInterval`: often enough to say "Updated N s ago" truthfully, without waking
+/// every tab for each batch.
+struct StatusBoard: Sendable, Equatable {
+    private(set) var status: ConnectionStatus
+    private var announcedSuccessAt: Date?
+
+    static let successAnnouncementInterval: TimeInterval = 10
+
+    init(_ status: ConnectionStatus) {
+        self.status = status
+    }
+
+    /// Applies `change`; returns the status to announce, or nil when there is nothing to say.
+    mutating func change(_ change: (inout ConnectionStatus) -> Void) -> ConnectionStatus? {
+        var next = status
+        change(&next)
+        guard next != status else { return nil }
+        var previousIgnoringSuccess = status
+        previousIgnoringSuccess.lastSuccessAt = next.lastSuccessAt
+        status = next
+        let successNews = next.lastSuccessAt.map { success in
+            announcedSuccessAt.map { success.timeIntervalSince($0) >= Self.successAnnouncementInterval } ?? true
+        } ?? false
+        guard previousIgnoringSuccess != next || successNews else { return nil }
+        announcedSuccessAt = next.lastSuccessAt
+        return next
+    }
+}
