@@ -59,14 +59,8 @@ public struct DashboardApp: HTTPResponder {
 
     /// Every answer's last step, held polls' and the core's own errors' included: the security
     /// headers, and `no-store` on the API.
-    public func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {
-        Self.finish(&response, isAPI: request.map { Self.isAPIPath($0.path) } ?? true)
-    }
-
-    /// The finishing step itself; the feed takes it too, for the answers it encodes once and
-    /// shares between polls (the core writes those as they are).
-    static func finish(_ response: inout HTTPResponse, isAPI: Bool) {
-        SecurityHeaders.apply(to: &response, isAPI: isAPI)
+    public func finishing(for request: HTTPRequest?) -> ResponseFinishing {
+        request.map { Self.isAPIPath($0.path) } ?? true ? SecurityHeaders.api : SecurityHeaders.page
     }
 
     /// The two hot paths, answered on the loop thread without a task: static files and polls.

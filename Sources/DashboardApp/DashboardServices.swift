@@ -34,7 +34,7 @@ public struct DashboardServices: Sendable {
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                                 makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
-        let feed = EventFeed(epoch: epoch, loop: loop, finish: { DashboardApp.finish(&$0, isAPI: true) })
+        let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }

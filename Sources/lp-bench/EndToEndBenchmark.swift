@@ -57,7 +57,7 @@ enum EndToEndBenchmark {
             let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
             let connection = object["connection"] as? [String: Any]
             let primary = (object["accounts"] as? [String: Any])?["primary"] as? [String: Any]
-            let state = State(state: connection?["state"] as? String ?? "", primaryCursor: (primary?["cursor"] as? NSNumber)?.int64Value ?? 0)
+            let state = State(state: connection?["state"] as? String ?? "", primaryCursor: (primary?["cursor"] as? String).flatMap { Int64($0) } ?? 0)  // the simulator's cursors are its ids
             if condition(state) { return state }
             usleep(2000)
         }

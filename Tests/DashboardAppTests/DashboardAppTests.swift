@@ -75,7 +75,7 @@ struct DashboardAppTests {
         if case .held(let held) = response.disposition {
             response = try #require(await held.value())
         }
-        if response.encoded == nil { app.finish(&response, for: request) }
+        if response.encoded == nil { app.finishing(for: request).apply(to: &response) }
         return response
     }
 
@@ -480,7 +480,7 @@ struct DashboardAppTests {
 
     @Test func coreErrorsAreProblemsWithSecurityHeaders() throws {
         var response = DashboardApp.coreErrorResponse(status: .requestHeaderFieldsTooLarge, detail: "head of 20000 bytes")
-        app.finish(&response, for: nil)  // as the core does for the errors it answers itself
+        app.finishing(for: nil).apply(to: &response)  // as the core does for the errors it answers itself
         #expect(response.status.code == 431)
         #expect(response.headers["Cache-Control"] == "no-store")
         #expect(response.headers["Content-Security-Policy"] != nil)

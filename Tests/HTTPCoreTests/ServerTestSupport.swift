@@ -65,8 +65,8 @@ struct FinishingResponder: HTTPResponder {
         return .held(held)
     }
 
-    func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {
-        response.headers.set("X-Finished", request.map { String($0.path) } ?? "core")
+    func finishing(for request: HTTPRequest?) -> ResponseFinishing {
+        ResponseFinishing(setting: ["X-Finished": request.map { String($0.path) } ?? "core"])
     }
 }
 

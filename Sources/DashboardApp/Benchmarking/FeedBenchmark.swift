@@ -16,7 +16,7 @@ public struct FeedBenchmarkResponder: HTTPResponder {
 
     public init(loop: EventLoop) {
         let epoch = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let feed = EventFeed(epoch: epoch, loop: loop, finish: { DashboardApp.finish(&$0, isAPI: true) })
+        let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
         // A reset carries only the sequence number: the client needs nothing else.
         let polls = PollRoutes(feed: feed, reset: { epoch in
             try JSONResponse.make(BenchmarkReset(epoch: epoch, seq: await feed.currentSeq, reset: true, state: [:]))
@@ -46,8 +46,8 @@ public struct FeedBenchmarkResponder: HTTPResponder {
         return Problem.notFound(request.path).response
     }
 
-    public func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {
-        DashboardApp.finish(&response, isAPI: true)
+    public func finishing(for request: HTTPRequest?) -> ResponseFinishing {
+        SecurityHeaders.api
     }
 
     private static func publish(_ order: PublishOrder, to feed: EventFeed) async {

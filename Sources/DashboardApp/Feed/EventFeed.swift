@@ -41,7 +41,8 @@ public actor EventFeed {
     private let elapsed: @Sendable () -> Duration
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The finishing step every answer takes (the app's security headers), applied once to each
-    /// shared answer before its head is encoded for every poll it goes to.
+    /// shared answer before its head is encoded for every poll it goes to (the core writes
+    /// precomposed answers as they are).
     private let finish: @Sendable (inout HTTPResponse) -> Void
 
     /// The feed runs on the HTTP server's loop, the thread that reads and writes the polls' sockets.

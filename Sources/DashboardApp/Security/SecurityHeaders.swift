@@ -4,13 +4,20 @@ import HTTPCore
 public enum SecurityHeaders {
     public static let contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'"
 
-    public static func apply(to response: inout HTTPResponse, isAPI: Bool) {
-        response.headers.set("Content-Security-Policy", contentSecurityPolicy)
-        response.headers.set("X-Content-Type-Options", "nosniff")
-        response.headers.set("Cross-Origin-Resource-Policy", "same-origin")
-        response.headers.set("Referrer-Policy", "no-referrer")
-        if isAPI {
-            response.headers.set("Cache-Control", "no-store")
-        }
-    }
+    private static let common: HTTPHeaders = [
+        "Content-Security-Policy": contentSecurityPolicy,
+        "X-Content-Type-Options": "nosniff",
+        "Cross-Origin-Resource-Policy": "same-origin",
+        "Referrer-Policy": "no-referrer",
+    ]
+
+    /// For the page's files.
+    public static let page = ResponseFinishing(setting: common)
+
+    /// For the API: never cached either.
+    public static let api: ResponseFinishing = {
+        var headers = common
+        headers.set("Cache-Control", "no-store")
+        return ResponseFinishing(setting: headers)
+    }()
 }

@@ -38,8 +38,8 @@ final class Connection: EventLoopHandler {
     /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
     private var held: HeldResponse?
     private var inFlightIsHead = false
-    /// The request being answered, for the responder's finishing step (`HTTPResponder.finish`).
-    private var answering: HTTPRequest?
+    /// The finishing step of the request being answered (`HTTPResponder.finishing(for:)`).
+    private var finishing = ResponseFinishing.none
     private var closeAfterFlush = false
     private var lingerAfterFlush = false
     private var requestsServed = 0
@@ -173,7 +173,7 @@ final class Connection: EventLoopHandler {
 
     private func dispatch(_ request: HTTPRequest) {
         inFlightIsHead = request.method == "HEAD"
-        answering = request
+        finishing = server.responder.finishing(for: request)
         let keepAlive = request.keepAlive
         let isHTTP10 = request.version == .http1_0
         let responder = server.responder
@@ -250,8 +250,8 @@ final class Connection: EventLoopHandler {
 
     private func write(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         var response = response
-        if response.encoded == nil { server.responder.finish(&response, for: answering) }
-        answering = nil
+        if response.encoded == nil { finishing.apply(to: &response) }
+        finishing = .none
         requestsServed += 1
         switch response.disposition {
         case .normal, .held:
@@ -287,7 +287,7 @@ final class Connection: EventLoopHandler {
     func respondAndClose(_ response: HTTPResponse, linger: Bool) {
         guard phase == .open else { return }
         var response = response
-        server.responder.finish(&response, for: nil)
+        server.responder.finishing(for: nil).apply(to: &response)
         inFlight?.cancel()
         inFlight = nil
         held?.abandon()

@@ -12,12 +12,30 @@ public protocol HTTPResponder: Sendable {
     /// once); it must never block. The default takes the async path for everything.
     func respondOnLoop(to request: HTTPRequest, context: RequestContext) -> HTTPResponse?
 
-    /// The last step every answer takes before it is written, whatever made it: `respond`,
-    /// `respondOnLoop`, a held answer, or the core itself (a 400, 408, 503, ...: then `request`
-    /// is nil). Headers every answer must carry belong here. An answer already encoded
-    /// (``HTTPResponse/precomposed()``) is written as it is: whoever composed it finished it.
-    /// The default does nothing.
-    func finish(_ response: inout HTTPResponse, for request: HTTPRequest?)
+    /// The last step every answer to `request` takes before it is written, whatever made it:
+    /// `respond`, `respondOnLoop`, a held answer, or the core itself (a 400, 408, 503, ...: then
+    /// `request` is nil). Headers every answer must carry belong here. Asked when the request
+    /// arrives, so a held request keeps only this (shared constants cost a parked poll nothing).
+    /// An answer already encoded (``HTTPResponse/precomposed()``) is written as it is: whoever
+    /// composed it finished it. The default does nothing.
+    func finishing(for request: HTTPRequest?) -> ResponseFinishing
+}
+
+/// Headers set on an answer just before it is written (replacing any of the same name).
+public struct ResponseFinishing: Sendable {
+    public let headers: HTTPHeaders
+
+    public init(setting headers: HTTPHeaders) {
+        self.headers = headers
+    }
+
+    public static let none = ResponseFinishing(setting: [:])
+
+    public func apply(to response: inout HTTPResponse) {
+        for (name, value) in headers {
+            response.headers.set(name, value)
+        }
+    }
 }
 
 extension HTTPResponder {
@@ -25,7 +43,7 @@ extension HTTPResponder {
         nil
     }
 
-    public func finish(_ response: inout HTTPResponse, for request: HTTPRequest?) {}
+    public func finishing(for request: HTTPRequest?) -> ResponseFinishing { .none }
 }
 
 /// Facts about the connection a request arrived on.

@@ -166,7 +166,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         // Best effort: one non-blocking write into a fresh socket's empty buffer.
         var refusal = OutboundQueue()
         var response = configuration.errorResponse(.serviceUnavailable, reason)
-        responder.finish(&response, for: nil)
+        responder.finishing(for: nil).apply(to: &response)
         encoder.encode(response, omitBody: false, close: true).forEach { refusal.append($0) }
         _ = refusal.write(to: fd)
         close(fd)
