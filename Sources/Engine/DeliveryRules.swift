@@ -31,9 +31,21 @@ struct DeliveryRules: Sendable, Equatable {
     }
 
     func delivery(of id: Int64, in account: AccountRole) -> MessageDelivery {
-        if id <= silentThrough[account] ?? 0 { return .silent }
-        if id <= caughtUpThrough[account] ?? 0 { return .caughtUp }
-        return .live
+        thresholds(for: account).delivery(of: id)
+    }
+
+    /// The rule for one stream, looked up once for a whole batch.
+    func thresholds(for account: AccountRole) -> Thresholds {
+        Thresholds(silentThrough: silentThrough[account] ?? 0, caughtUpThrough: caughtUpThrough[account] ?? 0)
+    }
+
+    struct Thresholds {
+        let silentThrough: Int64
+        let caughtUpThrough: Int64
+
+        func delivery(of id: Int64) -> MessageDelivery {
+            id <= silentThrough ? .silent : id <= caughtUpThrough ? .caughtUp : .live
+        }
     }
 
     /// The account's stream starts again from nothing (detached, set aside).

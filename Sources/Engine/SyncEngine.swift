@@ -642,8 +642,9 @@ public actor SyncEngine {
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
             var groups: [MessageDelivery: [StoredMessage]] = [:]
+            let rule = deliveries.thresholds(for: account)
             for message in fresh {
-                groups[deliveries.delivery(of: message.id, in: account), default: []].append(message)
+                groups[rule.delivery(of: message.id), default: []].append(message)
             }
             for delivery in [MessageDelivery.silent, .caughtUp, .live] {
                 if let messages = groups[delivery] { emit(.messages(account: account, messages: messages, delivery: delivery)) }

@@ -70,7 +70,9 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
 
     /// An answer of this project's protocol, whose cursor is the newest id of each stream.
     public init(messages: [String: [UpstreamMessage]]) {
-        self.init(messages: messages, cursors: messages.compactMapValues { stream in stream.map(\.id).max().map(String.init) })
+        self.init(messages: messages, cursors: messages.compactMapValues { stream in
+            stream.max { $0.id < $1.id }.map { String($0.id) }
+        })
     }
 
     enum CodingKeys: String, CodingKey { case messages }
