@@ -577,42 +577,21 @@ public actor SyncEngine {
     /// Takes in what a session answer says: another primary user, linked account attached or
     /// detached, the quota.
     private func adopt(_ session: UpstreamSession, _ tag: UUID) async throws {
-        var known: AccountIDs
+        var outcome = SessionAdoption.Outcome()
+        let failure: StoreError?
         do {
-            known = try await store.accountIDs()
-            if let old = known.primaryUserId, old != session.primaryUserId {
-                let removed = try await store.removeAllAccounts()
-                log.warning("the upstream signed in user \(session.primaryUserId), not \(old); removed the \(removed) stored message(s) of \(old)")
-                emit(.primaryAccountChanged(from: old, to: session.primaryUserId, removedMessages: removed))
-                emit(.storage(await store.storageUsage()))
-                known = AccountIDs(primaryUserId: nil, linkedUserId: nil)
-                deliveries = DeliveryRules()
-            }
-            if known.linkedUserId != session.linkedUserId {
-                deliveries.forget(.linked)
-                if let old = known.linkedUserId {
-                    let purged = try await store.purgeLinkedAccount()
-                    log.info("linked account \(old) detached; purged \(purged) message(s)")
-                    emit(.accountUnlinked(userId: old))
-                }
-                if let new = session.linkedUserId {
-                    log.info("linked account \(new) attached")
-                    emit(.accountLinked(userId: new, firstSync: known.primaryUserId == nil))
-                }
-            }
-            let ids = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
-            if ids != known { try await store.setAccountIDs(ids) }
-            var quota = session.storageQuotaBytes
-            if let override = options.quotaOverride {
-                quota = override + (try await store.purchasedBytes())
-            }
-            if await store.storageUsage().quotaBytes != quota {
-                try await store.setQuota(quota)
-                emit(.storage(await store.storageUsage()))
-            }
+            try await SessionAdoption(store: store, quotaOverride: options.quotaOverride).adopt(session, into: &outcome)
+            failure = nil
         } catch {
-            throw storeFailure(error)
+            failure = error
         }
+        if outcome.everythingForgotten { deliveries = DeliveryRules() }
+        if outcome.linkedForgotten { deliveries.forget(.linked) }
+        for note in outcome.notes {
+            if note.warning { log.warning(note.text) } else { log.info(note.text) }
+        }
+        outcome.events.forEach(emit)
+        if let failure { throw storeFailure(failure) }
         guard isCurrent(tag) else { throw CycleFailure.stale }
         accounts = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
     }
