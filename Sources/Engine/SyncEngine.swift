@@ -63,7 +63,8 @@ public actor SyncEngine {
         self.random = AnyRandomGenerator(environment.random)
         self.network = environment.network
         self.emit = emit
-        self.policy = SyncPolicy(alwaysOn: options.alwaysOn, lifecycleGrace: options.lifecycleGrace, online: environment.network.isOnline)
+        self.policy = SyncPolicy(alwaysOn: options.alwaysOn, lifecycleGrace: options.lifecycleGrace, online: environment.network.isOnline,
+                                 anotherPollerWait: options.anotherPollerWait)
         self.statusBoard = StatusBoard(ConnectionStatus(upstream: upstream.location, holdSeconds: options.holdSeconds))
     }
 
@@ -482,51 +483,24 @@ public actor SyncEngine {
                 error = upstreamError
             }
             guard isCurrent(tag) else { throw CycleFailure.stale }
-            if error == .unauthorized && withToken {
-                let lasted = tokenIssuedAt.map { Duration.seconds(now().timeIntervalSince($0)) } ?? .seconds(3600)
-                if case .refused(let inARow) = policy.tokenRefused(after: lasted) {
-                    throw CycleFailure.retry(EngineProblem(kind: .tokenRefused,
-                                                           debug: "401 on \(inARow) new tokens in a row, each within \(SyncPolicy.quickExpiry)"),
-                                             atLeast: .zero)
-                }
+            let lasted = tokenIssuedAt.map { Duration.seconds(now().timeIntervalSince($0)) } ?? .seconds(3600)
+            switch policy.callFailed(error, withToken: withToken, tokenLasted: lasted, mayTryAgain: !pauses.isEmpty) {
+            case .renewToken:
                 counters.tokenRefreshes += 1
                 log.info("token expired; getting a new one")
                 return .tokenExpired
-            }
-            if Self.isTransient(error), let pause = pauses.popFirst() {
+            case .tryAgain:
                 log.debug("retrying under the hood after \(error)")
                 do {
-                    try await clock.sleep(for: pause)
+                    try await clock.sleep(for: pauses.removeFirst())
                 } catch {
                     throw CycleFailure.stale
                 }
-                continue
+            case .fail(let problem, let atLeast):
+                throw CycleFailure.retry(problem, atLeast: atLeast)
+            case .cancelled:
+                throw CycleFailure.stale
             }
-            throw failure(from: error)
-        }
-    }
-
-    private static func isTransient(_ error: UpstreamError) -> Bool {
-        switch error {
-        case .unreachable, .timedOut, .serverError, .badResponse: true
-        default: false
-        }
-    }
-
-    private func failure(from error: UpstreamError) -> CycleFailure {
-        switch error {
-        case .cancelled:
-            return .stale
-        case .anotherPoller:
-            return .retry(EngineProblem(kind: .anotherPoller, debug: "\(error)"), atLeast: options.anotherPollerWait)
-        case .serverError:
-            return .retry(EngineProblem(kind: .upstreamError, debug: "\(error)"), atLeast: .zero)
-        case .badResponse, .paymentDeclined:
-            return .retry(EngineProblem(kind: .badResponse, debug: "\(error)"), atLeast: .zero)
-        case .unreachable, .timedOut:
-            return .retry(EngineProblem(kind: .unreachable, debug: "\(error)"), atLeast: .zero)
-        case .unauthorized:
-            return .retry(EngineProblem(kind: .tokenRefused, debug: "\(error)"), atLeast: .zero)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Upstream
 
 /// What the engine decides, apart from what it does: whether a cycle should run, when to wait and
 /// how long at least, when a refused token is a loop, which problems end. A plain value: each
@@ -35,6 +36,8 @@ public struct SyncPolicy: Sendable, Equatable {
 
     public let alwaysOn: Bool
     public let lifecycleGrace: Duration
+    /// The least wait after a 409 (another poller took over).
+    public let anotherPollerWait: Duration
     public private(set) var userEnabled = true
     public private(set) var dashboardVisible = false
     public private(set) var withinGrace = false
@@ -55,10 +58,11 @@ public struct SyncPolicy: Sendable, Equatable {
     /// expires hundreds a second. Ten tells the two apart at once.
     public static let silentQuickExpiries = 10
 
-    public init(alwaysOn: Bool, lifecycleGrace: Duration, online: Bool) {
+    public init(alwaysOn: Bool, lifecycleGrace: Duration, online: Bool, anotherPollerWait: Duration = .seconds(3)) {
         self.alwaysOn = alwaysOn
         self.lifecycleGrace = lifecycleGrace
         self.online = online
+        self.anotherPollerWait = anotherPollerWait
     }
 
     /// Syncing runs when the person wants it, someone looks (or `--always-on`, or within the grace
@@ -165,6 +169,52 @@ public struct SyncPolicy: Sendable, Equatable {
     public enum TokenDecision: Sendable, Equatable {
         case renew
         case refused(inARow: Int)
+    }
+
+    /// What to do about an upstream call that failed with `error`.
+    public enum CallDecision: Sendable, Equatable {
+        /// The token expired: a new session, silently, then the same call.
+        case renewToken
+        /// Transient, and the call may be tried again under the hood (after its next short pause).
+        case tryAgain
+        /// The try failed: raise `problem` and wait at least `atLeast` before the next.
+        case fail(EngineProblem, atLeast: Duration)
+        /// The call was cancelled: the cycle it belonged to is over.
+        case cancelled
+    }
+
+    /// A call failed. `withToken`: it carried the session's token (a 401 then means expiry, unless
+    /// tokens are refused in a loop; a 401 to the session call itself is a refusal).
+    /// `tokenLasted`: how long that token had been issued. `mayTryAgain`: an important call
+    /// (session, cursor sync) with pauses left, which gets them for a failure that looks transient.
+    public mutating func callFailed(_ error: UpstreamError, withToken: Bool, tokenLasted: Duration, mayTryAgain: Bool) -> CallDecision {
+        if error == .unauthorized && withToken {
+            if case .refused(let inARow) = tokenRefused(after: tokenLasted) {
+                return .fail(EngineProblem(kind: .tokenRefused, debug: "401 on \(inARow) new tokens in a row, each within \(Self.quickExpiry)"),
+                             atLeast: .zero)
+            }
+            return .renewToken
+        }
+        switch error {
+        case .unreachable, .timedOut, .serverError, .badResponse:
+            if mayTryAgain { return .tryAgain }
+        default:
+            break
+        }
+        switch error {
+        case .cancelled:
+            return .cancelled
+        case .anotherPoller:
+            return .fail(EngineProblem(kind: .anotherPoller, debug: "\(error)"), atLeast: anotherPollerWait)
+        case .serverError:
+            return .fail(EngineProblem(kind: .upstreamError, debug: "\(error)"), atLeast: .zero)
+        case .badResponse, .paymentDeclined:
+            return .fail(EngineProblem(kind: .badResponse, debug: "\(error)"), atLeast: .zero)
+        case .unreachable, .timedOut:
+            return .fail(EngineProblem(kind: .unreachable, debug: "\(error)"), atLeast: .zero)
+        case .unauthorized:
+            return .fail(EngineProblem(kind: .tokenRefused, debug: "\(error)"), atLeast: .zero)
+        }
     }
 
     /// The try failed (with `problem`, or for an unexpected reason): wait, at least `atLeast`

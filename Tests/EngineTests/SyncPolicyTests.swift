@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import Upstream
 @testable import Engine
 
 /// The engine's decisions as a plain value: no actor, clock, task or socket.
@@ -128,6 +129,37 @@ struct SyncPolicyTests {
             }
             #expect(policy.quickExpiries == 0, "reset \(reset)")
         }
+    }
+
+    // MARK: Failed calls
+
+    @Test func eachFailureOfACallIsDecidedByItsKind() {
+        var policy = SyncPolicy(alwaysOn: true, lifecycleGrace: Self.grace, online: true, anotherPollerWait: .seconds(3))
+        func kind(_ decision: SyncPolicy.CallDecision) -> String {
+            switch decision {
+            case .renewToken: "renew"
+            case .tryAgain: "again"
+            case .cancelled: "cancelled"
+            case .fail(let problem, let atLeast): "\(problem.kind.rawValue) \(atLeast)"
+            }
+        }
+        let cases: [(UpstreamError, String)] = [
+            (.serverError(status: 503), "upstreamError 0.0 seconds"), (.badResponse("x"), "badResponse 0.0 seconds"),
+            (.paymentDeclined, "badResponse 0.0 seconds"), (.unreachable("refused"), "unreachable 0.0 seconds"),
+            (.timedOut, "unreachable 0.0 seconds"), (.anotherPoller, "anotherPoller 3.0 seconds"), (.cancelled, "cancelled"),
+        ]
+        for (error, expected) in cases {
+            #expect(kind(policy.callFailed(error, withToken: true, tokenLasted: .seconds(60), mayTryAgain: false)) == expected, "\(error)")
+        }
+        for transient in [UpstreamError.serverError(status: 500), .badResponse("x"), .unreachable("reset"), .timedOut] {
+            #expect(policy.callFailed(transient, withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) == .tryAgain,
+                    "an important call tries \(transient) again under the hood")
+        }
+        #expect(policy.callFailed(.anotherPoller, withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) != .tryAgain,
+                "a takeover is no transient failure")
+        #expect(policy.callFailed(.unauthorized, withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) == .renewToken)
+        #expect(kind(policy.callFailed(.unauthorized, withToken: false, tokenLasted: .seconds(60), mayTryAgain: true)) == "tokenRefused 0.0 seconds",
+                "a 401 to the session call itself is a refusal")
     }
 
     // MARK: Pauses
