@@ -24,6 +24,11 @@ struct PollOverLoopbackTests {
         try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
                                                        services: services, secrets: secrets))
         let port = server.localAddress.port
+        // A poll from another launch gets a reset: the loop hands it to its route, which answers it.
+        let stale = try RawClient(port: port)
+        try stale.send(rawGet("/api/poll?since=0&epoch=another-launch&timeout=60&visible=0", host: "127.0.0.1:\(port)",
+                              extraHeaders: "Authorization: Bearer \(secrets.accessToken)\r\n"))
+        #expect(try await RawClient.run { try stale.readResponse() }.text.contains(#""reset":true"#))
         let count = 1000
         let clients = try (0..<count).map { _ in try RawClient(port: port) }
         for client in clients {
@@ -49,6 +54,8 @@ struct PollOverLoopbackTests {
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = metrics.text
         #expect(text.contains("lp_feed_polls_total{outcome=\"woken\"} \(count)"))
+        #expect(text.contains("lp_feed_polls_total{outcome=\"reset\"} 1\n"), "the reset is counted once, by the route that answered it")
+        #expect(text.contains("lp_feed_polls_total{outcome=\"received\"} \(count + 1)\n"))
         #expect(text.contains("lp_feed_wake_seconds_count 1\n"), "the one publish was one wake pass")
         #expect(PrometheusParse.isValid(text), "every line is a comment or `name{labels} value`")
         await server.shutdown(gracePeriod: .milliseconds(100))

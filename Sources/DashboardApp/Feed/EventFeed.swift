@@ -77,7 +77,8 @@ public actor EventFeed {
 
     public var currentSeq: Int { seq }
 
-    /// A poll answered with a reset by its route (`needsReset` was true).
+    /// A poll answered with a reset, counted by whoever answers it: the loop hands a reset to the
+    /// poll's route, which asks `poll` again before it answers.
     func countReset() {
         counters.polls += 1
         counters.resets += 1
@@ -161,12 +162,12 @@ public actor EventFeed {
     public enum PollOutcome: Sendable {
         case now(HTTPResponse)
         case held(HeldResponse)
-        /// The client needs the whole state again.
+        /// The client needs the whole state again (not counted here: see `countReset`).
         case reset
     }
 
     /// Whether a poll with these parameters gets a reset (which needs the async snapshot).
-    public func needsReset(since: Int, epoch clientEpoch: String?) -> Bool {
+    private func needsReset(since: Int, epoch clientEpoch: String?) -> Bool {
         trim()
         let oldest = buffer.first?.seq ?? (seq + 1)
         let foreignEpoch = clientEpoch.map { $0 != epoch } ?? false
@@ -175,12 +176,9 @@ public actor EventFeed {
 
     /// Answers at once when there is something after `since`; parks the poll otherwise.
     public func poll(since: Int, epoch clientEpoch: String?, timeout: Duration, visible: Bool) -> PollOutcome {
-        counters.polls += 1
         // No epoch at all is a client that does not know one yet; another epoch is another launch.
-        if needsReset(since: since, epoch: clientEpoch) {
-            counters.resets += 1
-            return .reset
-        }
+        if needsReset(since: since, epoch: clientEpoch) { return .reset }
+        counters.polls += 1
         if since < seq {
             return .now(answer(after: since))
         }

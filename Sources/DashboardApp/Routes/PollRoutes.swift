@@ -85,7 +85,6 @@ struct PollRoutes: Sendable {
         case .failure(let problem): return .answer(problem.response)
         }
         return feed.assumeIsolated { feed in
-            if feed.needsReset(since: parameters.since, epoch: parameters.epoch) { return .reset(epoch: feed.epoch) }
             switch feed.poll(since: parameters.since, epoch: parameters.epoch, timeout: .seconds(parameters.timeout),
                              visible: parameters.visible) {
             case .now(let response): return .answer(response)
