@@ -211,6 +211,36 @@ def tests_in(namespace):
             if name.startswith("test_") and callable(function) and (not only or any(word in name for word in only))]
 
 
+def run_suite(namespace, shots, dashboard=None, size=(1200, 900)):
+    """Runs a test file's tests in one browser, with `dashboard` (or none, for tests that start
+    their own) as `context.dashboard`; stops both afterwards; exits 1 on any failure."""
+    from types import SimpleNamespace
+
+    def body():
+        context = SimpleNamespace(dashboard=dashboard, driver=browser(*size))
+        try:
+            return run(tests_in(namespace), shots, context)
+        finally:
+            context.driver.quit()
+            if context.dashboard:
+                context.dashboard.stop()
+    main_guard(body)
+
+
+def scroll_at_rest(driver, selector):
+    """Waits, frame by frame, until the element's scroll position has not moved for three
+    animation frames (a smooth scroll has ended); returns it."""
+    return driver.execute_async_script("""
+        const [selector, done] = arguments;
+        const element = document.querySelector(selector);
+        let last = element.scrollTop, still = 0;
+        const tick = () => {
+          if (element.scrollTop === last) { if (++still >= 3) return done(last); } else { still = 0; last = element.scrollTop; }
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);""", selector)
+
+
 def main_guard(body):
     try:
         ok = body()

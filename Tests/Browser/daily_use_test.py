@@ -15,12 +15,11 @@ import re
 import sys
 import tempfile
 import time
-from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    Dashboard, accessibility_problems, browser, click, console_errors, enabled, find, free_port, loaded, loaded_range, main_guard,
-    open_simulator, run, shot, status_text, tests_in, text_of, visible, wait,
+    Dashboard, accessibility_problems, browser, click, console_errors, enabled, find, free_port, loaded, loaded_range,
+    open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin  # noqa: E402
@@ -162,13 +161,13 @@ def test_reading_place_and_selection_stay_while_5_messages_a_second_arrive(conte
     wait(driver, lambda: driver.execute_script("return document.querySelector('[data-scroll-for=\"primary\"]').scrollTop") > 1000,
          message="scrolled down")
     wait(driver, lambda: first_row_in_view(driver) is not None, message="rows in view")
-    time.sleep(0.3)  # let the wheel's smooth scroll come to rest before taking the reader's place
+    scroll_at_rest(driver, '[data-scroll-for="primary"]')  # the wheel's smooth scroll has ended
     in_view = first_row_in_view(driver)[0]
     ActionChains(driver).double_click(find(driver, f'.message[data-id="{in_view + 2}"] .text')).perform()
     selected = driver.execute_script("return document.getSelection().toString()")
     assert selected.strip(), "a word is selected"
-    # The pointer's move may scroll the pane a little: the reader's place is where they are now.
-    time.sleep(0.3)
+    # The pointer's move may scroll the pane a little: the reader's place is where it comes to rest.
+    scroll_at_rest(driver, '[data-scroll-for="primary"]')
     reading, top = first_row_in_view(driver)
     dashboard.sim("/sim/auto", {"perSecond": 5})
     try:
@@ -441,9 +440,13 @@ def test_an_alert_opens_where_the_person_acted_and_other_windows_get_a_quiet_not
         # The other window opens a question of its own; closing the first window's alert leaves it open.
         click(other, find(other, '[data-view-for="primary"] button[data-option="buy-space"]'))
         wait(other, lambda: dialog_open(other, "#confirm"), message="the other window's question")
+        declined = driver.execute_script("return document.querySelector('#alert').dataset.errorId")
         click(driver, find(driver, '#alert-actions button[data-option="cancel"]'))
         wait(driver, lambda: not dialog_open(driver, "#alert"), message="closed where it was opened")
-        time.sleep(0.5)  # the feed's news reaches the other window within a poll; nothing there may close
+        # The other window has heard that the problem ended (its log says so); its own question is still open.
+        wait(other, lambda: other.execute_script(
+            "return document.querySelector(`#recent-problems [data-problem='${arguments[0]}']`)?.dataset.state", declined) == "resolved",
+             message="the other window heard of it")
         assert dialog_open(other, "#confirm"), "closing one window's dialog closed another's"
         click(other, find(other, '#confirm-actions button[data-role="cancel"]'))
         assert active(other) != "BODY", active(other)
@@ -491,15 +494,5 @@ def test_at_1920_pixels_the_header_lines_up_with_the_content(context):
         driver.set_window_size(*WIDE)
 
 
-def main():
-    context = SimpleNamespace(dashboard=None, driver=browser(*WIDE))
-    try:
-        return run(tests_in(globals()), SHOTS, context)
-    finally:
-        context.driver.quit()
-        if context.dashboard:
-            context.dashboard.stop()
-
-
 if __name__ == "__main__":
-    main_guard(main)
+    run_suite(globals(), SHOTS, dashboard=None, size=WIDE)

@@ -9,12 +9,11 @@ screenshot of each, and ends with "N passed, M failed". The recovery flows have 
 import os
 import sys
 import time
-from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    By, Dashboard, accessibility_problems, browser, click, console_errors, find, loaded, main_guard, open_simulator, run, shot,
-    tests_in, texts, wait,
+    By, Dashboard, accessibility_problems, browser, click, console_errors, find, loaded, open_simulator, run_suite, shot, texts,
+    wait,
 )
 
 BINARY, SHOTS = sys.argv[1], sys.argv[2]
@@ -198,14 +197,5 @@ def test_when_the_process_is_gone_the_banner_says_so(context):
     shot(driver, SHOTS, "process-down")
 
 
-def main():
-    context = SimpleNamespace(dashboard=Dashboard(BINARY), driver=browser())
-    try:
-        return run(tests_in(globals()), SHOTS, context)
-    finally:
-        context.driver.quit()
-        context.dashboard.stop()
-
-
 if __name__ == "__main__":
-    main_guard(main)
+    run_suite(globals(), SHOTS, dashboard=Dashboard(BINARY))

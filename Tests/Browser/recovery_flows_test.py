@@ -13,12 +13,11 @@ import sys
 import time
 import urllib.request
 import json
-from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
     By, ChatServer, Dashboard, assert_accessible, browser, click, console_errors, enabled, find, find_all, loaded, loaded_range,
-    main_guard, run, shot, status_text, tests_in, text_of, texts, visible, wait,
+    run_suite, shot, status_text, text_of, texts, visible, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -313,6 +312,16 @@ def test_scroll_back_that_fails_is_a_view_in_its_pane(context):
         click(driver, find(driver, '[data-older-for="primary"]'))
         wait(driver, lambda: "could not be loaded" in text_of(driver, '[data-older-error-for="primary"]'), message="inline view")
         assert_accessible(driver)
+        # Try again while it still fails: the view is made again (the old one goes), and says so again.
+        driver.execute_script("document.querySelector('[data-older-error-for=\"primary\"] .error-view').dataset.first = 'yes'")
+        click(driver, find(driver, '[data-older-error-for="primary"] button'))
+        wait(driver, lambda: driver.execute_script(
+            "const v = document.querySelector('[data-older-error-for=\"primary\"] .error-view'); return !!v && !v.dataset.first"),
+             message="the second failure's view")
+        assert "could not be loaded" in text_of(driver, '[data-older-error-for="primary"]')
+        assert loaded_range(driver, "primary")[0] == 50, "nothing half-loaded"
+        assert driver.execute_script("return document.activeElement.closest('[data-older-error-for]') !== null"), \
+            "the focus is on the new Try again"
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
     click(driver, find(driver, '[data-older-error-for="primary"] button'))
@@ -431,15 +440,5 @@ def test_with_an_external_upstream_the_console_stays_clean(context):
         server.stop()
 
 
-def main():
-    context = SimpleNamespace(dashboard=None, driver=browser())
-    try:
-        return run(tests_in(globals()), SHOTS, context)
-    finally:
-        context.driver.quit()
-        if context.dashboard:
-            context.dashboard.stop()
-
-
 if __name__ == "__main__":
-    main_guard(main)
+    run_suite(globals(), SHOTS, dashboard=None)
