@@ -30,10 +30,6 @@ struct DeliveryRules: Sendable, Equatable {
         return .missed(max(0, serverNewest - newestStored))
     }
 
-    func delivery(of id: Int64, in account: AccountRole) -> MessageDelivery {
-        thresholds(for: account).delivery(of: id)
-    }
-
     /// The rule for one stream, looked up once for a whole batch.
     func thresholds(for account: AccountRole) -> Thresholds {
         Thresholds(silentThrough: silentThrough[account] ?? 0, caughtUpThrough: caughtUpThrough[account] ?? 0)

@@ -16,21 +16,28 @@ struct DecoderMutationTests {
         "GET http://127.0.0.1:8080/api/state HTTP/1.1\r\nHost: evil\r\n\r\n",
     ].map { Array($0.utf8) } + HTTPRequestDecoderTests.malformedCorpus.map { Array($0.1.utf8) }
 
+    /// One of `seeds` with one to four mutations: a byte replaced by, or one inserted from,
+    /// `interesting`; a byte removed; or a run of it repeated.
+    static func mutant(of seeds: [[UInt8]], using interesting: [UInt8], _ random: inout TestRandom) -> [UInt8] {
+        var bytes = seeds[Int(random.next() % UInt64(seeds.count))]
+        for _ in 0...Int(random.next() % 4) {
+            let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
+            switch random.next() % 4 {
+            case 0 where !bytes.isEmpty: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
+            case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: position)
+            case 2 where !bytes.isEmpty: bytes.remove(at: position)
+            default: bytes.insert(contentsOf: bytes[position...].prefix(Int(random.next() % 16)), at: position)
+            }
+        }
+        return bytes
+    }
+
     @Test func fiftyThousandMutantsNeverTrap() throws {
         var random = TestRandom(seed: 20261129)
         let interesting: [UInt8] = Array("\r\n :\t\0%/?=&HTTP/1.10Content-LengthTransfer-Encodingchunked".utf8) + [0x7F, 0x80, 0xFF]
         var requests = 0, errors = 0
         for _ in 0..<50_000 {
-            var bytes = Self.seeds[Int(random.next() % UInt64(Self.seeds.count))]
-            for _ in 0...Int(random.next() % 4) {
-                let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
-                switch random.next() % 4 {
-                case 0 where !bytes.isEmpty: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
-                case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: position)
-                case 2 where !bytes.isEmpty: bytes.remove(at: position)
-                default: bytes.insert(contentsOf: bytes[position...].prefix(Int(random.next() % 16)), at: position)
-                }
-            }
+            let bytes = Self.mutant(of: Self.seeds, using: interesting, &random)
             let split = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
             var decoder = HTTPRequestDecoder(limits: HTTPLimits(maxHeadBytes: 2048, maxBodyBytes: 4096, maxHeaderCount: 32))
             do {
@@ -67,16 +74,7 @@ struct DecoderMutationTests {
         let interesting: [UInt8] = Array("\r\n :\t\0;fF7-+HTTP/1.10Content-LengthTransfer-Encodingchunked".utf8) + [0x7F, 0x80, 0xFF]
         var responses = 0, failures = 0
         for _ in 0..<50_000 {
-            var bytes = Self.responseSeeds[Int(random.next() % UInt64(Self.responseSeeds.count))]
-            for _ in 0...Int(random.next() % 4) {
-                let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
-                switch random.next() % 4 {
-                case 0 where !bytes.isEmpty: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
-                case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: position)
-                case 2 where !bytes.isEmpty: bytes.remove(at: position)
-                default: bytes.insert(contentsOf: bytes[position...].prefix(Int(random.next() % 16)), at: position)
-                }
-            }
+            let bytes = Self.mutant(of: Self.responseSeeds, using: interesting, &random)
             let split = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
             var decoder = HTTPResponseDecoder(maxBytes: 4096, expectsBody: random.next() % 8 != 0)
             do {
