@@ -129,8 +129,9 @@ def test_scroll_back_reaches_the_oldest_of_10000_messages(context):
              message=lambda: f"more history after End ({before} loaded; scrollTop, scrollHeight, focus: {pane_state(driver)})")
         assert presses < 200, "the history never ends"
     print(f"  reached the oldest of 10,000 in {time.monotonic() - started:.1f} s with {presses} presses of End")
+    scroll_at_rest(driver, '[data-scroll-for="primary"]')  # the list has stopped, as the person sees it, before the last End
     pane.send_keys(Keys.END)
-    wait(driver, lambda: row_top(driver, 1) is not None, message="the oldest row is shown")
+    wait(driver, lambda: row_top(driver, 1) is not None, message=lambda: f"the oldest row is shown (scrollTop, scrollHeight, focus: {pane_state(driver)})")
     assert loaded_range(driver, "primary") == (10_000, 1, 10_000)
     assert not visible(driver, '[data-older-for="primary"]'), "no older messages to ask for"
     # The oldest row is in the pane's own view, and the DOM holds a window, not 10,000 rows.
