@@ -1,4 +1,5 @@
 import Store
+import Upstream
 
 /// How each stored message reaches the page (the seeds' first load): history of a first sync or
 /// of a newly attached account arrives silently, what arrived while syncing was interrupted as
@@ -28,6 +29,61 @@ struct DeliveryRules: Sendable, Equatable {
         }
         if reconnecting { caughtUpThrough[account] = serverNewest > newestStored ? serverNewest : nil }
         return .missed(max(0, serverNewest - newestStored))
+    }
+
+    /// Where a stream stands in the local copy when the cursor sync answers.
+    struct StoredPosition: Equatable {
+        /// Whether the stream has a cursor (was synced before).
+        var synced: Bool
+        /// The newest id stored since the stream began; nil before its first message.
+        var newestID: Int64?
+    }
+
+    enum CursorSyncOutcome: Equatable {
+        /// The upstream's newest id is below what the local copy holds for these accounts: it went
+        /// back, and waiting for ids it may never reach (or reach with other messages) would be
+        /// silent loss. `debug` says by how much.
+        case behind([AccountRole], debug: String)
+        /// The streams' positions are noted; lines for the log.
+        case noted([String])
+    }
+
+    /// The cursor sync (`info`) against what the store holds (`stored`): either the upstream is
+    /// behind, or each stream's history and missed messages are noted (`serverNewest`).
+    mutating func cursorSync(_ info: LastMessageInfo, stored: [AccountRole: StoredPosition], reconnecting: Bool) -> CursorSyncOutcome {
+        let servers: [(AccountRole, Int64?)] = [(.primary, info.primaryLastId), (.linked, info.linkedLastId)]
+        let behind = servers.compactMap { role, lastID -> (AccountRole, String)? in
+            guard let lastID, let newest = stored[role]?.newestID, lastID < newest else { return nil }
+            return (role, "\(role): the server's newest id is \(lastID), the newest stored \(newest)")
+        }
+        if !behind.isEmpty {
+            return .behind(behind.map(\.0), debug: behind.map(\.1).joined(separator: "; "))
+        }
+        var notes: [String] = []
+        for (role, lastID) in servers {
+            guard let lastID else { continue }
+            let position = stored[role] ?? StoredPosition(synced: false, newestID: nil)
+            switch serverNewest(lastID, for: role, newestStored: position.synced ? (position.newestID ?? 0) : nil, reconnecting: reconnecting) {
+            case .history(let count) where count > 0:
+                notes.append("first sync of the \(role) account: \(count) message(s) of history, delivered without notifications")
+            case .missed(let count) where count > 0:
+                notes.append("\(count) \(role) message(s) arrived while syncing was interrupted")
+            default:
+                break
+            }
+        }
+        return .noted(notes)
+    }
+
+    /// Newly stored messages of one stream, grouped by how they reach the page, in the order the
+    /// page hears of them (history, the summary, live), empty groups left out.
+    func grouped(_ fresh: [StoredMessage], of account: AccountRole) -> [(delivery: MessageDelivery, messages: [StoredMessage])] {
+        let rule = thresholds(for: account)
+        var groups: [MessageDelivery: [StoredMessage]] = [:]
+        for message in fresh {
+            groups[rule.delivery(of: message.id), default: []].append(message)
+        }
+        return [MessageDelivery.silent, .caughtUp, .live].compactMap { delivery in groups[delivery].map { (delivery, $0) } }
     }
 
     /// The rule for one stream, looked up once for a whole batch.

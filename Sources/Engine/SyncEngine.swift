@@ -13,44 +13,44 @@ import Upstream
 /// clears the tag and cancels the cycle's task, which cancels the request in flight and any wait.
 public actor SyncEngine {
     public nonisolated let options: EngineOptions
-    private let store: MessageStore
-    private let upstream: any UpstreamAPI
-    private let clock: any Clock<Duration>
-    private let now: @Sendable () -> Date
+    let store: MessageStore
+    let upstream: any UpstreamAPI
+    let clock: any Clock<Duration>
+    let now: @Sendable () -> Date
     private var random: AnyRandomGenerator
     private let network: any NetworkMonitor
-    private let emit: @Sendable (EngineEvent) -> Void
-    private let log = Logger("engine")
+    let emit: @Sendable (EngineEvent) -> Void
+    let log = Logger("engine")
 
     // The current cycle.
-    private var tag: UUID?
+    var tag: UUID?
     private var cycleTask: Task<Void, Never>?
     private var retryWait: Task<Void, Never>?
     /// After connecting with someone waiting on `retryAndWait`: the time the poll has to be refused in.
-    private var settleWait: Task<Void, Never>?
+    var settleWait: Task<Void, Never>?
 
     /// Whether a cycle should run, when to wait, when a refused token is a loop: decided there,
     /// performed here (`perform`).
-    private var policy: SyncPolicy
+    var policy: SyncPolicy
     private var graceTask: Task<Void, Never>?
     /// The accounts whose newest id is ahead of the upstream's (`upstreamBehind`).
-    private var behindAccounts: [AccountRole] = []
+    var behindAccounts: [AccountRole] = []
 
     // What the cycle knows.
     private var statusBoard: StatusBoard
-    private var status: ConnectionStatus { statusBoard.status }
+    var status: ConnectionStatus { statusBoard.status }
     private var counters = EngineCounters()
-    private var token: String?
+    var token: String?
     private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
     /// Which stored messages are history, which were missed while away, which are live.
-    private var deliveries = DeliveryRules()
+    var deliveries = DeliveryRules()
     private var problemBoard = ProblemBoard()
     private var tokenIssuedAt: Date?
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
-    private var outcomeWaiters = Waiters<Bool>()
+    var outcomeWaiters = Waiters<Bool>()
     /// Who waits for the next batch after a pause (`resumeAndWait`).
-    private var batchWaiters = Waiters<BatchOutcome>()
+    var batchWaiters = Waiters<BatchOutcome>()
     private var networkWatch: Task<Void, Never>?
 
     public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
@@ -98,99 +98,10 @@ public actor SyncEngine {
         perform(policy.retryNow())
     }
 
-    /// Skips the wait (or starts the cycle) and suspends until that try has connected and its
-    /// poll was answered or not refused within `tryAgainSettle` (true), or failed (false); true at
-    /// once when the connection is live. What a "Try again" button runs. A cancelled caller stops
-    /// waiting (false); the try itself goes on.
-    public func retryAndWait() async -> Bool {
-        if tag != nil && status.state == .live { return true }
-        if tag == nil && !policy.shouldRun { return false }
-        let id = outcomeWaiters.makeID()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                guard !Task.isCancelled else { return continuation.resume(returning: false) }
-                outcomeWaiters.add(continuation, id: id)
-                retryNow()
-            }
-        } onCancel: {
-            Task { await self.forgetOutcomeWaiter(id) }
-        }
-    }
-
-    private func reportOutcome(_ connected: Bool) {
-        settleWait?.cancel()
-        settleWait = nil
-        outcomeWaiters.resumeAll(returning: connected)
-    }
-
-    /// How the wait for the next batch ended (`resumeAndWait`).
-    public enum BatchOutcome: Sendable, Equatable {
-        /// The next answered poll was stored.
-        case stored
-        /// It was not: `problem` says why (out of space again, a connection failure); nil when
-        /// syncing stopped or the caller was cancelled.
-        case notStored(EngineProblem?)
-    }
-
-    /// Resumes after a pause (or skips a retry wait) and suspends until the next answered poll
-    /// was stored or it became clear that it was not. What Free space and Buy more space wait on
-    /// before they call the error recovered.
-    public func resumeAndWait() async -> BatchOutcome {
-        let id = batchWaiters.makeID()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                guard !Task.isCancelled else { return continuation.resume(returning: .notStored(nil)) }
-                batchWaiters.add(continuation, id: id)
-                perform(policy.paused ? policy.resume() : policy.retryNow())
-                if !policy.shouldRun { reportBatch(.notStored(nil)) }
-            }
-        } onCancel: {
-            Task { await self.forgetBatchWaiter(id) }
-        }
-    }
-
-    private func reportBatch(_ outcome: BatchOutcome) {
-        batchWaiters.resumeAll(returning: outcome)
-    }
-
-    private func settled(_ tag: UUID) {
-        guard isCurrent(tag), status.state == .live else { return }
-        reportOutcome(true)
-    }
-
-    private func forgetOutcomeWaiter(_ id: UInt64) {
-        outcomeWaiters.cancel(id, returning: false)
-    }
-
-    private func forgetBatchWaiter(_ id: UInt64) {
-        batchWaiters.cancel(id, returning: .notStored(nil))
-    }
-
     /// After space was freed or bought: fetch again from the same cursors. The out-of-space
     /// problem stays open until a batch is stored: only that shows the space is enough.
     public func resume() {
         perform(policy.resume())
-    }
-
-    /// For an upstream that went back: sets the messages of the accounts it is behind on aside
-    /// (archived, still stored and counted), forgets their cursors and syncs them from the
-    /// beginning, silently, as a first sync. Suspends like `retryAndWait`.
-    public func resyncFromServer() async -> Bool {
-        guard policy.pausedBy == .upstreamBehind else { return await retryAndWait() }
-        let at = Timestamp.string(now())
-        for account in behindAccounts {
-            do {
-                let count = try await store.archiveAccount(account, at: at)
-                log.info("set \(count) \(account) message(s) aside; syncing the \(account) account from the beginning")
-            } catch {
-                raise(EngineProblem(kind: .storageFailure, debug: "archiving the \(account) account failed: \(error)"))
-                return false
-            }
-            deliveries.forget(account)
-        }
-        behindAccounts = []
-        perform(policy.resume())
-        return await retryAndWait()
     }
 
     /// Whether any dashboard tab is visible now. Syncing runs while one is and for the grace
@@ -210,19 +121,6 @@ public actor SyncEngine {
         perform(policy.network(online: online))
     }
 
-    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure); returns
-    /// the quota now in force.
-    @discardableResult
-    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async -> Int64 {
-        // Kept in the store: a restart must not forget what was bought on top of `--quota`.
-        try? await store.addPurchasedBytes(bytes)
-        let purchased = (try? await store.purchasedBytes()) ?? bytes
-        let quota = options.quotaOverride.map { $0 + purchased } ?? newUpstreamQuota
-        try? await store.setQuota(quota)
-        emit(.storage(await store.storageUsage()))
-        return quota
-    }
-
     // MARK: Outputs
 
     public func connectionStatus() -> ConnectionStatus { status }
@@ -235,18 +133,9 @@ public actor SyncEngine {
 
     public func currentToken() -> String? { token }
 
-    /// A token for a call outside the cycle (a purchase while paused): the cycle's, or a new session's.
-    public func tokenForCall() async throws(UpstreamError) -> String {
-        if let token { return token }
-        return try await upstream.createSession().token
-    }
-
-    /// The upstream, for calls the recovery layer makes (purchases).
-    public nonisolated var upstreamAPI: any UpstreamAPI { upstream }
-
     // MARK: Performing what the policy decides
 
-    private func perform(_ actions: [SyncPolicy.Action]) {
+    func perform(_ actions: [SyncPolicy.Action]) {
         for action in actions {
             switch action {
             case .startCycle(let reconnect):
@@ -306,7 +195,7 @@ public actor SyncEngine {
         update { $0.activeCycles = 0 }
     }
 
-    private func isCurrent(_ tag: UUID) -> Bool {
+    func isCurrent(_ tag: UUID) -> Bool {
         self.tag == tag
     }
 
@@ -346,23 +235,6 @@ public actor SyncEngine {
         }
     }
 
-    /// Why a cycle step did not go on.
-    private enum CycleFailure: Error {
-        /// The cycle is no longer current.
-        case stale
-        /// Storage is full: stop until `resume()`.
-        case paused(EngineProblem)
-        /// Wait (backoff, at least `atLeast`) and start again from the token.
-        case retry(EngineProblem, atLeast: Duration)
-    }
-
-    /// What an upstream call brought: its answer, or word that the token expired (a 401 the
-    /// policy renews silently): the caller starts a new session and makes the call again.
-    private enum Call<Value: Sendable> {
-        case answered(Value)
-        case tokenExpired
-    }
-
     /// Session, accounts, quota, a check of the store after it failed, and the cursor sync:
     /// everything before the first hanging request.
     private func connect(_ tag: UUID) async throws {
@@ -371,7 +243,7 @@ public actor SyncEngine {
             do {
                 try await store.checkWritable()
             } catch {
-                throw storeFailure(error)
+                throw CycleFailure(error)
             }
             clear(.storageFailure)
         }
@@ -394,7 +266,7 @@ public actor SyncEngine {
         reportBatch(.stored)
     }
 
-    private func poll(_ tag: UUID) async throws -> Call<MessagesAnswer> {
+    private func poll(_ tag: UUID) async throws -> CallOutcome<MessagesAnswer> {
         // Cursors are read each time: a new session may have detached the linked account.
         let cursors = StreamCursors(primary: await store.cursor(for: .primary), includesLinked: accounts.linkedUserId != nil,
                                     linked: await store.cursor(for: .linked))
@@ -428,40 +300,27 @@ public actor SyncEngine {
         }
     }
 
-    /// Sets, per stream, which ids are history and which were missed while away; an upstream
-    /// behind the local cursor pauses syncing (`upstreamBehind`) rather than waiting silently for
-    /// ids it may never reach, or reach with other messages.
+    /// Sets, per stream, which ids are history and which were missed while away (`DeliveryRules`);
+    /// an upstream behind the local copy pauses syncing (`upstreamBehind`).
     private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async throws {
-        var behind: [(account: AccountRole, server: Int64, local: Int64)] = []
-        for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
-            guard let lastID, let newest = await store.newestID(for: role), lastID < newest else { continue }
-            behind.append((role, lastID, newest))
+        var stored: [AccountRole: DeliveryRules.StoredPosition] = [:]
+        for role in AccountRole.allCases {
+            stored[role] = .init(synced: await store.cursor(for: role) != nil, newestID: await store.newestID(for: role))
         }
-        if !behind.isEmpty {
-            behindAccounts = behind.map(\.account)
+        switch deliveries.cursorSync(info, stored: stored, reconnecting: reconnecting) {
+        case .behind(let accounts, let debug):
+            behindAccounts = accounts
             counters.upstreamBehind += 1
-            let debug = behind.map { "\($0.account): the server's newest id is \($0.server), the newest stored \($0.local)" }.joined(separator: "; ")
             throw CycleFailure.paused(EngineProblem(kind: .upstreamBehind, debug: debug))
-        }
-        for (role, lastID) in [(AccountRole.primary, info.primaryLastId), (.linked, info.linkedLastId)] {
-            guard let lastID else { continue }
-            let synced = await store.cursor(for: role) != nil
-            switch deliveries.serverNewest(lastID, for: role, newestStored: synced ? (await store.newestID(for: role) ?? 0) : nil,
-                                           reconnecting: reconnecting) {
-            case .history(let count) where count > 0:
-                log.info("first sync of the \(role) account: \(count) message(s) of history, delivered without notifications")
-            case .missed(let count) where count > 0:
-                log.info("\(count) \(role) message(s) arrived while syncing was interrupted")
-            default:
-                break
-            }
+        case .noted(let notes):
+            notes.forEach { log.info($0) }
         }
     }
 
     /// Runs one upstream call for the current cycle.
     ///
     /// - A 401 means the token expired: the caller starts a new session, silently, and builds the
-    ///   call again (`Call.tokenExpired`), however often tokens expire (linking and
+    ///   call again (`CallOutcome.tokenExpired`), however often tokens expire (linking and
     ///   unlinking expires them). The user-visible `tokenRefused` is a session call answered 401,
     ///   or more than `silentQuickExpiries` tokens taken back within `quickExpiry` of being
     ///   issued, in a row without a backoff between: that would be a loop.
@@ -469,7 +328,7 @@ public actor SyncEngine {
     ///   short pauses, when the failure looks transient, before its failure counts.
     /// - Whatever comes back for a cycle that is no longer current is dropped (`CycleFailure.stale`).
     private func request<T: Sendable>(_ tag: UUID, important: Bool, withToken: Bool = true,
-                                      _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> Call<T> {
+                                      _ call: @Sendable (any UpstreamAPI, String) async throws(UpstreamError) -> T) async throws -> CallOutcome<T> {
         var pauses = important ? options.importantRetryDelays[...] : []
         while true {
             guard isCurrent(tag) else { throw CycleFailure.stale }
@@ -532,15 +391,7 @@ public actor SyncEngine {
         clear(.upstreamBehind)
         // Live shows no failure count; the backoff keeps its own until a poll answers.
         update { $0.state = .live; $0.attempt = 0; $0.retryAt = nil; $0.lastSuccessAt = now() }
-        if !outcomeWaiters.isEmpty, let tag {
-            // Connected is not yet recovered: a poll refused at once (409, 500) would say otherwise.
-            let clock = self.clock, settle = options.tryAgainSettle
-            settleWait?.cancel()
-            settleWait = Task { [weak self] in
-                guard (try? await clock.sleep(for: settle)) != nil else { return }
-                await self?.settled(tag)
-            }
-        }
+        startSettleWait()
         for kind in EngineProblem.Kind.allCases where kind.isConnectionProblem || kind == .noInternet {
             clear(kind)
         }
@@ -565,7 +416,7 @@ public actor SyncEngine {
             if note.warning { log.warning(note.text) } else { log.info(note.text) }
         }
         outcome.events.forEach(emit)
-        if let failure { throw storeFailure(failure) }
+        if let failure { throw CycleFailure(failure) }
         guard isCurrent(tag) else { throw CycleFailure.stale }
         accounts = AccountIDs(primaryUserId: session.primaryUserId, linkedUserId: session.linkedUserId)
     }
@@ -588,19 +439,14 @@ public actor SyncEngine {
             do {
                 fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key])
             } catch {
-                throw storeFailure(error)
+                throw CycleFailure(error)
             }
             // A result for a cycle stopped meanwhile is still stored (it is committed and correct),
             // but the feed hears of it only from the current cycle.
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
-            var groups: [MessageDelivery: [StoredMessage]] = [:]
-            let rule = deliveries.thresholds(for: account)
-            for message in fresh {
-                groups[rule.delivery(of: message.id), default: []].append(message)
-            }
-            for delivery in [MessageDelivery.silent, .caughtUp, .live] {
-                if let messages = groups[delivery] { emit(.messages(account: account, messages: messages, delivery: delivery)) }
+            for group in deliveries.grouped(fresh, of: account) {
+                emit(.messages(account: account, messages: group.messages, delivery: group.delivery))
             }
         }
         // A stored answer shows the store takes writes and the batch fitted.
@@ -616,21 +462,9 @@ public actor SyncEngine {
         return nil
     }
 
-    private func storeFailure(_ error: StoreError) -> CycleFailure {
-        switch error {
-        case let .outOfSpace(used, quota, needed, diskFull):
-            return .paused(EngineProblem(kind: .outOfSpace,
-                                         debug: diskFull ? "SQLITE_FULL: the disk is full" : "quota of \(quota ?? 0) bytes reached",
-                                         usage: StorageUsage(usedBytes: used, quotaBytes: quota), neededBytes: needed,
-                                         diskFull: diskFull))
-        default:
-            return .retry(EngineProblem(kind: .storageFailure, debug: "\(error)"), atLeast: .zero)
-        }
-    }
-
     // MARK: Problems and status
 
-    private func raise(_ problem: EngineProblem) {
+    func raise(_ problem: EngineProblem) {
         let events = problemBoard.raise(problem)
         if case .problemRaised = events.last { log.info("problem: \(problem.kind.rawValue): \(problem.debug)") }
         events.forEach(emit)

@@ -1,5 +1,6 @@
 import Store
 import Testing
+import Upstream
 @testable import Engine
 
 @Suite("Delivery rules (first load)")
@@ -34,5 +35,36 @@ struct DeliveryRulesTests {
         #expect(rules.thresholds(for: .linked).delivery(of: 3) == .live)
         #expect(rules.serverNewest(4, for: .linked, newestStored: nil, reconnecting: false) == .history(4))
         #expect(rules.thresholds(for: .linked).delivery(of: 3) == .silent)
+    }
+
+    @Test func anUpstreamBehindTheLocalCopyIsSaidAndNothingIsNoted() {
+        var rules = DeliveryRules()
+        let outcome = rules.cursorSync(LastMessageInfo(primaryLastId: 30, linkedLastId: 9),
+                                       stored: [.primary: .init(synced: true, newestID: 25), .linked: .init(synced: true, newestID: 12)],
+                                       reconnecting: true)
+        #expect(outcome == .behind([.linked], debug: "linked: the server's newest id is 9, the newest stored 12"))
+        #expect(rules == DeliveryRules(), "a paused sync notes no positions")
+    }
+
+    @Test func aCursorSyncNotesHistoryOfANewStreamAndWhatWasMissedOnAnother() {
+        var rules = DeliveryRules()
+        let outcome = rules.cursorSync(LastMessageInfo(primaryLastId: 30, linkedLastId: 9),
+                                       stored: [.primary: .init(synced: true, newestID: 25), .linked: .init(synced: false, newestID: nil)],
+                                       reconnecting: true)
+        #expect(outcome == .noted(["5 primary message(s) arrived while syncing was interrupted",
+                                   "first sync of the linked account: 9 message(s) of history, delivered without notifications"]))
+        #expect(rules.thresholds(for: .linked).delivery(of: 9) == .silent)
+        #expect(rules.thresholds(for: .primary).delivery(of: 30) == .caughtUp)
+        #expect(rules.thresholds(for: .primary).delivery(of: 31) == .live)
+    }
+
+    @Test func freshMessagesAreGroupedHistoryFirstThenTheSummaryThenLive() {
+        var rules = DeliveryRules()
+        _ = rules.serverNewest(2, for: .primary, newestStored: nil, reconnecting: true)
+        _ = rules.serverNewest(4, for: .primary, newestStored: 2, reconnecting: true)
+        let fresh = [5, 1, 3, 2, 4].map { StoredMessage(account: .primary, id: $0, chatId: 1, sender: "a", text: "t", sentAt: "s", receivedAt: "r") }
+        let groups = rules.grouped(fresh, of: .primary)
+        #expect(groups.map(\.delivery) == [.silent, .caughtUp, .live])
+        #expect(groups.map { $0.messages.map(\.id) } == [[1, 2], [3, 4], [5]], "each group keeps batch order")
     }
 }
