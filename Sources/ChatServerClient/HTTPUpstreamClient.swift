@@ -37,8 +37,9 @@ public final class HTTPUpstreamClient: UpstreamAPI {
         try await call("POST", "/v1/session", body: Array("{}".utf8))
     }
 
-    public func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo {
-        try await call("GET", "/v1/last-message-info", token: token)
+    public func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? {
+        let info: LastMessageInfo = try await call("GET", "/v1/last-message-info", token: token)
+        return info
     }
 
     /// A cursor of this protocol as the id it is (nil: from the beginning, 0); nil if it is not one.

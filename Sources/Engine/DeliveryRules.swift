@@ -76,8 +76,18 @@ struct DeliveryRules: Sendable, Equatable {
     }
 
     /// Newly stored messages of one stream, grouped by how they reach the page, in the order the
-    /// page hears of them (history, the summary, live), empty groups left out.
-    func grouped(_ fresh: [StoredMessage], of account: AccountRole) -> [(delivery: MessageDelivery, messages: [StoredMessage])] {
+    /// page hears of them (history, the summary, live), empty groups left out. An answer whose
+    /// upstream said what it is (`declared`) is one group.
+    func grouped(_ fresh: [StoredMessage], of account: AccountRole,
+                 declared: AnswerDelivery? = nil) -> [(delivery: MessageDelivery, messages: [StoredMessage])] {
+        if let declared {
+            guard !fresh.isEmpty else { return [] }
+            switch declared {
+            case .history: return [(.silent, fresh)]
+            case .missed: return [(.caughtUp, fresh)]
+            case .live: return [(.live, fresh)]
+            }
+        }
         let rule = thresholds(for: account)
         var groups: [MessageDelivery: [StoredMessage]] = [:]
         for message in fresh {

@@ -295,7 +295,8 @@ public actor SyncEngine {
             }
             // Taken back already (linking or unlinking expires tokens): another session.
             guard case .answered(let info) = call else { continue }
-            try await noteServerPosition(info, reconnecting: reconnecting)
+            // An upstream that cannot tell its newest ids says what each answer is instead.
+            if let info { try await noteServerPosition(info, reconnecting: reconnecting) }
             return
         }
     }
@@ -434,7 +435,10 @@ public actor SyncEngine {
                 }
                 continue
             }
-            let incoming = list.map { IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt) }
+            let incoming = list.map {
+                IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt,
+                                eventId: $0.eventId, chatName: $0.chatName)
+            }
             let fresh: [StoredMessage]
             do {
                 fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key])
@@ -445,7 +449,7 @@ public actor SyncEngine {
             // but the feed hears of it only from the current cycle.
             guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
-            for group in deliveries.grouped(fresh, of: account) {
+            for group in deliveries.grouped(fresh, of: account, declared: answer.delivery) {
                 emit(.messages(account: account, messages: group.messages, delivery: group.delivery))
             }
         }

@@ -214,6 +214,8 @@ public struct SyncPolicy: Sendable, Equatable {
             return .fail(EngineProblem(kind: .unreachable, debug: "\(error)"), atLeast: .zero)
         case .unauthorized:
             return .fail(EngineProblem(kind: .tokenRefused, debug: "\(error)"), atLeast: .zero)
+        case .rateLimited(let retryAfter):
+            return .fail(EngineProblem(kind: .upstreamError, debug: "\(error)"), atLeast: retryAfter ?? .zero)
         }
     }
 

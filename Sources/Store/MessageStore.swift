@@ -81,29 +81,41 @@ public actor MessageStore {
         do {
             fresh = try connection.transaction { () throws -> [StoredMessage] in
                 let insert = try connection.statement(StoreSQL.insertMessage)
+                let insertEvent = try connection.statement(StoreSQL.insertEventMessage)
                 var fresh: [StoredMessage] = []
                 fresh.reserveCapacity(batch.count)
                 var chats: [Int64: (count: Int64, lastID: Int64)] = [:]
+                var chatNames: [Int64: String] = [:]
                 var highest = Int64.min
+                // Messages known by event id are numbered here, after everything the stream has had.
+                var lastLocalID = batch.contains { $0.eventId != nil } ? try newestLocalID(of: account) : 0
                 for message in batch {
                     let size = message.storageSize
-                    insert.bind(account.rawValue, at: 1)
-                    insert.bind(message.id, at: 2)
-                    insert.bind(message.chatId, at: 3)
-                    insert.bind(message.sender, at: 4)
-                    insert.bind(message.text, at: 5)
-                    insert.bind(message.sentAt, at: 6)
-                    insert.bind(receivedAt, at: 7)
-                    insert.bind(size, at: 8)
-                    try insert.step()
-                    insert.reset(clearingBindings: false)
-                    highest = max(highest, message.id)
-                    guard connection.changes == 1 else { continue }
+                    let statement = message.eventId == nil ? insert : insertEvent
+                    let id = message.eventId == nil ? message.id : lastLocalID + 1
+                    statement.bind(account.rawValue, at: 1)
+                    statement.bind(id, at: 2)
+                    statement.bind(message.chatId, at: 3)
+                    statement.bind(message.sender, at: 4)
+                    statement.bind(message.text, at: 5)
+                    statement.bind(message.sentAt, at: 6)
+                    statement.bind(receivedAt, at: 7)
+                    statement.bind(size, at: 8)
+                    if let eventId = message.eventId { statement.bind(eventId, at: 9) }
+                    try statement.step()
+                    statement.reset(clearingBindings: false)
+                    if let name = message.chatName { chatNames[message.chatId] = name }
+                    guard connection.changes == 1 else {
+                        if message.eventId == nil { highest = max(highest, id) }
+                        continue
+                    }
+                    if message.eventId != nil { lastLocalID = id }
+                    highest = max(highest, id)
                     addedBytes += size
-                    fresh.append(StoredMessage(account: account, id: message.id, chatId: message.chatId, sender: message.sender,
+                    fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
                     let chat = chats[message.chatId] ?? (0, Int64.min)
-                    chats[message.chatId] = (chat.count + 1, max(chat.lastID, message.id))
+                    chats[message.chatId] = (chat.count + 1, max(chat.lastID, id))
                 }
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
@@ -112,9 +124,15 @@ public actor MessageStore {
                 for (chatID, chat) in chats {
                     try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID))
                 }
+                if !chatNames.isEmpty {
+                    let nameChat = try connection.statement(StoreSQL.nameChat)
+                    for (chatID, name) in chatNames {
+                        try nameChat.run(.integer(account.rawValue), .integer(chatID), .text(name))
+                    }
+                }
                 if let cursor = cursor ?? cursors[account] {
                     try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
-                                                                       batch.isEmpty ? .null : .integer(highest))
+                                                                       highest == .min ? .null : .integer(highest))
                 }
                 if addedBytes != 0 {
                     try connection.statement(StoreSQL.addUsedBytes).run(.integer(addedBytes))
@@ -126,10 +144,41 @@ public actor MessageStore {
         }
         usage.usedBytes += addedBytes
         if let cursor { cursors[account] = cursor }
-        if let highest = batch.map(\.id).max(), cursors[account] != nil {
+        if let highest = (fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
         return fresh
+    }
+
+    /// The highest id `account` has had: stored now, or since its stream began.
+    private func newestLocalID(of account: AccountRole) throws(SQLiteError) -> Int64 {
+        let stored = try connection.scalarInt("SELECT max(id) FROM messages WHERE account = ?", .integer(account.rawValue)) ?? 0
+        return max(stored, newestIDs[account] ?? 0)
+    }
+
+    // MARK: Upstream credentials
+
+    /// What an upstream that signs in keeps for the next start (`key`: e.g. its access token).
+    public func credential(_ key: String) throws(StoreError) -> String? {
+        do {
+            return try connection.scalarText("SELECT value FROM upstream_credentials WHERE key = ?", .text(key))
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// Keeps (or with nil, forgets) a credential; written at once, outside any batch.
+    public func setCredential(_ key: String, _ value: String?) throws(StoreError) {
+        do {
+            if let value {
+                try connection.statement("INSERT INTO upstream_credentials (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                    .run(.text(key), .text(value))
+            } else {
+                try connection.statement("DELETE FROM upstream_credentials WHERE key = ?").run(.text(key))
+            }
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
     }
 
     // MARK: Reading
@@ -471,5 +520,9 @@ public actor MessageStore {
 
     func scalarForTesting(_ sql: String) throws -> Int64? {
         try connection.scalarInt(sql)
+    }
+
+    func scalarTextForTesting(_ sql: String) throws -> String? {
+        try connection.scalarText(sql)
     }
 }

@@ -4,11 +4,37 @@ public protocol UpstreamAPI: Sendable {
     /// Where it lives, for display.
     var location: String { get }
     func createSession() async throws(UpstreamError) -> UpstreamSession
-    func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo
+    /// The newest id per stream, or nil from an upstream that cannot tell (Matrix): its answers
+    /// then say what they are (`MessagesAnswer.delivery`).
+    func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo?
     /// Held by the server up to `holdSeconds` until there is something after the cursors.
     func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer
     /// Buys `bytes` more storage; the same `idempotencyKey` never charges twice. Returns the new quota.
     func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64
+    /// What it offers besides messages.
+    var features: UpstreamFeatures { get }
+}
+
+extension UpstreamAPI {
+    /// This project's protocol: a linked account, storage for sale.
+    public var features: UpstreamFeatures { UpstreamFeatures(kind: "chat-server", linkedAccount: true, sellsStorage: true) }
+}
+
+/// What an upstream offers besides messages, so that the page and the recovery options offer
+/// only what it can do.
+public struct UpstreamFeatures: Sendable, Equatable {
+    /// Its protocol, for display: `chat-server` or `matrix`.
+    public var kind: String
+    /// Whether it can have a linked account (a second stream).
+    public var linkedAccount: Bool
+    /// Whether storage can be bought from it (Buy more space).
+    public var sellsStorage: Bool
+
+    public init(kind: String, linkedAccount: Bool, sellsStorage: Bool) {
+        self.kind = kind
+        self.linkedAccount = linkedAccount
+        self.sellsStorage = sellsStorage
+    }
 }
 
 /// Why an upstream call failed, in the terms the engine decides on.
@@ -28,6 +54,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreachable(String)
     /// No answer within the client timeout.
     case timedOut
+    /// 429: asked to slow down; try again no sooner than `retryAfter` (nil: it did not say).
+    case rateLimited(retryAfter: Duration?)
     /// The caller's task was cancelled.
     case cancelled
 
@@ -40,6 +68,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badResponse(let detail): "bad response: \(detail)"
         case .unreachable(let detail): "unreachable: \(detail)"
         case .timedOut: "timed out"
+        case .rateLimited(let after): "429 rate limited" + (after.map { ", asked to wait \($0)" } ?? "")
         case .cancelled: "cancelled"
         }
     }

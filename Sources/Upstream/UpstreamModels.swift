@@ -3,9 +3,10 @@ public struct UpstreamSession: Sendable, Equatable, Codable {
     public var token: String
     public var primaryUserId: Int64
     public var linkedUserId: Int64?
-    public var storageQuotaBytes: Int64
+    /// nil: the upstream sets no quota (Matrix); `--quota` may still set one.
+    public var storageQuotaBytes: Int64?
 
-    public init(token: String, primaryUserId: Int64, linkedUserId: Int64?, storageQuotaBytes: Int64) {
+    public init(token: String, primaryUserId: Int64, linkedUserId: Int64?, storageQuotaBytes: Int64?) {
         self.token = token
         self.primaryUserId = primaryUserId
         self.linkedUserId = linkedUserId
@@ -40,19 +41,38 @@ public struct LastMessageInfo: Sendable, Equatable, Codable {
 
 /// One message on the wire.
 public struct UpstreamMessage: Sendable, Equatable, Codable {
+    /// This project's protocol: the message's id, increasing per stream. Ignored when `eventId`
+    /// is set: the store then numbers messages itself, in the order they come.
     public var id: Int64
     public var chatId: Int64
     public var sender: String
     public var text: String
     public var sentAt: String
+    /// The identity of a message on an upstream whose ids are strings (a Matrix event id): stored once.
+    public var eventId: String?
+    /// The chat's name, when the upstream gives one (a Matrix room's name).
+    public var chatName: String?
 
-    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil) {
         self.id = id
         self.chatId = chatId
         self.sender = sender
         self.text = text
         self.sentAt = sentAt
+        self.eventId = eventId
+        self.chatName = chatName
     }
+}
+
+/// What an answer's messages are, from an upstream that cannot tell its newest ids (Matrix): the
+/// transport knows whether it asked from the beginning, caught up after a (re)connection or waited.
+public enum AnswerDelivery: Sendable, Equatable {
+    /// A first sync: history, stored silently.
+    case history
+    /// What arrived while syncing was interrupted: one summary.
+    case missed
+    /// New while syncing: notify.
+    case live
 }
 
 /// What a hanging `messages` request brings: messages keyed by user id (as a string), empty on
@@ -62,10 +82,14 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
     /// Per stream (user id): its cursor after this answer, opaque to everyone but its transport.
     /// A stream that is not here keeps its cursor.
     public var cursors: [String: String]
+    /// What the messages are, from an upstream without `lastMessageInfo`; nil: the engine tells
+    /// by their ids.
+    public var delivery: AnswerDelivery?
 
-    public init(messages: [String: [UpstreamMessage]], cursors: [String: String]) {
+    public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil) {
         self.messages = messages
         self.cursors = cursors
+        self.delivery = delivery
     }
 
     /// An answer of this project's protocol, whose cursor is the newest id of each stream.

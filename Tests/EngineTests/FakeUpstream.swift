@@ -172,7 +172,7 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         try await perform(.session, token: "", automatic: settings.withLock { $0.session })
     }
 
-    func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo {
+    func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? {
         let (configured, linkedUser) = settings.withLock { ($0.lastMessageInfo, $0.session?.linkedUserId) }
         let automatic = configured.map { info in
             state.withLock { state in

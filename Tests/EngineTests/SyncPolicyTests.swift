@@ -147,6 +147,7 @@ struct SyncPolicyTests {
             (.serverError(status: 503), "upstreamError 0.0 seconds"), (.badResponse("x"), "badResponse 0.0 seconds"),
             (.paymentDeclined, "badResponse 0.0 seconds"), (.unreachable("refused"), "unreachable 0.0 seconds"),
             (.timedOut, "unreachable 0.0 seconds"), (.anotherPoller, "anotherPoller 3.0 seconds"), (.cancelled, "cancelled"),
+            (.rateLimited(retryAfter: .milliseconds(7_500)), "upstreamError 7.5 seconds"), (.rateLimited(retryAfter: nil), "upstreamError 0.0 seconds"),
         ]
         for (error, expected) in cases {
             #expect(kind(policy.callFailed(error, withToken: true, tokenLasted: .seconds(60), mayTryAgain: false)) == expected, "\(error)")
@@ -157,6 +158,8 @@ struct SyncPolicyTests {
         }
         #expect(policy.callFailed(.anotherPoller, withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) != .tryAgain,
                 "a takeover is no transient failure")
+        #expect(policy.callFailed(.rateLimited(retryAfter: .seconds(1)), withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) != .tryAgain,
+                "asked to slow down, an important call does not try again at once")
         #expect(policy.callFailed(.unauthorized, withToken: true, tokenLasted: .seconds(60), mayTryAgain: true) == .renewToken)
         #expect(kind(policy.callFailed(.unauthorized, withToken: false, tokenLasted: .seconds(60), mayTryAgain: true)) == "tokenRefused 0.0 seconds",
                 "a 401 to the session call itself is a refusal")

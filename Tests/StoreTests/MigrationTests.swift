@@ -28,7 +28,11 @@ struct MigrationTests {
                     VALUES (?, ?, 5, 'old', 'from an older version', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', 100)
                     """).run(.integer(account), .integer(id))
             }
-            try connection.statement("INSERT INTO cursors (account, last_id) VALUES (0, 2), (1, 11)").run()
+            if version >= 5 {
+                try connection.statement("INSERT INTO cursors (account, position, newest_id) VALUES (0, '2', 2), (1, '11', 11)").run()
+            } else {
+                try connection.statement("INSERT INTO cursors (account, last_id) VALUES (0, 2), (1, 11)").run()
+            }
         }
         if version >= 2 {
             try connection.statement("INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (0, 5, 2, 2), (1, 5, 2, 11)").run()
@@ -47,6 +51,7 @@ struct MigrationTests {
         #expect(try await store.allIDs(.primary) == [1, 2])
         #expect(try await store.allIDs(.linked) == [10, 11])
         #expect(await store.cursor(for: .linked) == "11", "an integer cursor becomes its text")
+        #expect(try await store.scalarForTesting("SELECT count(*) FROM messages WHERE event_id IS NOT NULL") == 0)
         #expect(await store.newestID(for: .linked) == 11)
         let chats = try await store.chats(of: .primary)
         #expect(chats.count == 1 && chats[0].messageCount == 2 && chats[0].lastMessageId == 2, "chats filled from the messages")

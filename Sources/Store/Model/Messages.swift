@@ -7,19 +7,26 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public var text: String
     /// As the upstream sent it (ISO-8601).
     public var sentAt: String
+    /// An upstream's string identity (a Matrix event id): when set, the message is stored once
+    /// per event id and `id` is ignored; the store numbers such messages in the order they come.
+    public var eventId: String?
+    /// The chat's name, when the upstream gives one.
+    public var chatName: String?
 
-    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil) {
         self.id = id
         self.chatId = chatId
         self.sender = sender
         self.text = text
         self.sentAt = sentAt
+        self.eventId = eventId
+        self.chatName = chatName
     }
 
     /// What the message counts against the storage quota: its text fields plus a fixed share for
     /// the row's keys and bookkeeping. Deterministic, so usage can be kept incrementally.
     public var storageSize: Int64 {
-        Int64(sender.utf8.count + text.utf8.count + sentAt.utf8.count) + Self.rowOverhead
+        Int64(sender.utf8.count + text.utf8.count + sentAt.utf8.count + (eventId?.utf8.count ?? 0)) + Self.rowOverhead
     }
 
     public static let rowOverhead: Int64 = 48

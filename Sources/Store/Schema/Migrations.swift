@@ -78,6 +78,18 @@ enum Migrations {
         DROP TABLE cursors;
         ALTER TABLE stream_cursors RENAME TO cursors;
         """,
+        // 6: upstreams whose ids are strings (Matrix). A message's event id is its identity, stored
+        // once per account; chats keep the name the upstream gives; an upstream that signs in keeps
+        // what a restart needs (access token, device id) in its own table, never shown anywhere.
+        """
+        ALTER TABLE messages ADD COLUMN event_id TEXT;
+        CREATE UNIQUE INDEX messages_by_event_id ON messages (account, event_id) WHERE event_id IS NOT NULL;
+        ALTER TABLE chats ADD COLUMN name TEXT;
+        CREATE TABLE upstream_credentials (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static var latestVersion: Int { steps.count }

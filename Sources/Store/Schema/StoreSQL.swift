@@ -5,6 +5,12 @@ public enum StoreSQL {
         INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
         """
+    /// A message identified by its upstream's event id (?9); ?2 is the id the store gives it.
+    static let insertEventMessage = """
+        INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size, event_id)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        """
+    static let nameChat = "UPDATE chats SET name = ?3 WHERE account = ?1 AND chat_id = ?2 AND name IS NOT ?3"
     public static let upsertChat = """
         INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (?1, ?2, ?3, ?4)
         ON CONFLICT (account, chat_id) DO UPDATE SET
