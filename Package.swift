@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "Upstream", dependencies: ["JSONText"]),
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
         .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
+        // A transport: a Matrix homeserver's client-server API (CONTRACT section 8) over HTTPCore.
+        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
@@ -42,7 +44,7 @@ let package = Package(
         // The dashboard application: routes, security policy, problem+json.
         .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "ChatSimulator", "Platform", "Logging"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "MatrixClient", "ChatSimulator", "Platform", "Logging"]),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Platform", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
@@ -63,6 +65,8 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
+        // Against a real Synapse homeserver, started by the tests on a loopback port.
+        .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

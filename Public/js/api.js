@@ -53,10 +53,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs one attempt the person asked for. When the request does not get through, it is sent
  *  again with the same key (the server then runs it at most once); after three tries it rejects. */
-export async function postAttempt(errorId, optionId, idempotencyKey) {
+export async function postAttempt(errorId, optionId, idempotencyKey, extra = {}) {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await post(`/api/errors/${encodeURIComponent(errorId)}/attempts`, { option: optionId }, { idempotencyKey });
+      return await post(`/api/errors/${encodeURIComponent(errorId)}/attempts`, { ...extra, option: optionId }, { idempotencyKey });
     } catch (failure) {
       if (attempt >= 3) throw failure;
       await sleep(400 * attempt);

@@ -148,13 +148,19 @@ export function optionButtons(error, handlers, { except = [] } = {}) {
     button.addEventListener("click", async () => {
       if (local.has(error.id) || remote.has(error.id) || !processReachable) return;
       if (option.confirm && !(await confirmOption(option))) return;
-      await runAttempt(error, option, handlers.onDone);
+      let extra = {};
+      if (option.input === "password") {
+        const password = await askPassword();
+        if (!password) return;
+        extra = { password };
+      }
+      await runAttempt(error, option, handlers.onDone, extra);
     });
     return button;
   });
 }
 
-async function runAttempt(error, option, onDone) {
+async function runAttempt(error, option, onDone, extra = {}) {
   const key = crypto.randomUUID(); // this click; a retry of the request below reuses it
   local.set(error.id, { option: option.id, spinner: false });
   refreshButtons();
@@ -166,7 +172,7 @@ async function runAttempt(error, option, onDone) {
   }, 300);
   let answer;
   try {
-    const { status, body } = await postAttempt(error.id, option.id, key);
+    const { status, body } = await postAttempt(error.id, option.id, key, extra);
     if (status === 200) {
       answer = body;
       if (body?.error && body.error.id !== error.id) mine.add(body.error.id);
@@ -321,6 +327,36 @@ export function closeAlert(errorId) {
 export function alertShowing() {
   const dialog = $("#alert");
   return dialog.open ? dialog.dataset.errorId : null;
+}
+
+// MARK: Asking for a password
+
+/** Asks for the account's password ("Sign in again"); resolves with it, or null when cancelled.
+ *  The field is emptied as soon as the answer is taken: the page keeps no copy. */
+export function askPassword() {
+  return new Promise((resolve) => {
+    const dialog = $("#sign-in");
+    const field = $("#sign-in-password");
+    const returnFocus = document.activeElement;
+    let answered = false;
+    const finish = (answer) => {
+      if (answered) return;
+      answered = true;
+      field.value = "";
+      if (dialog.open) dialog.close();
+      if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+      resolve(answer);
+    };
+    $("#sign-in-form").onsubmit = (event) => {
+      event.preventDefault();
+      if (field.value) finish(field.value);
+    };
+    $("#sign-in-cancel").onclick = () => finish(null);
+    dialog.oncancel = (event) => { event.preventDefault(); finish(null); };
+    field.value = "";
+    dialog.showModal();
+    field.focus();
+  });
 }
 
 // MARK: Asking first

@@ -27,13 +27,18 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
     public var costsMoney: Bool
     /// What the page asks before running the option (it costs money, or cannot be undone); nil runs it at once.
     public var confirmation: String?
+    /// What the page asks the person to type before running the option (`password`), sent with
+    /// the attempt; nil asks nothing.
+    public var input: String?
 
-    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false, confirmation: String? = nil) {
+    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false, confirmation: String? = nil,
+                input: String? = nil) {
         self.id = id
         self.title = title
         self.role = role
         self.costsMoney = costsMoney
         self.confirmation = confirmation
+        self.input = input
     }
 
     /// This option with the question the page asks before running it.
@@ -49,6 +54,8 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
     public static let notNow = RecoveryOption(id: "cancel", title: "Not now", role: .cancel)
     public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space")
     public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
+    /// Asks for the account's password and signs in with it (an upstream that signs in: Matrix).
+    public static let signIn = RecoveryOption(id: "sign-in", title: "Sign in again", role: .default, input: "password")
     public static let resync = RecoveryOption(id: "resync", title: "Keep these and sync again", role: .default)
     public static let stopSyncing = RecoveryOption(id: "cancel", title: "Stop syncing", role: .cancel)
 }

@@ -20,6 +20,15 @@ extension UpstreamAPI {
     public var features: UpstreamFeatures { UpstreamFeatures(kind: "chat-server", linkedAccount: true, sellsStorage: true) }
 }
 
+/// An upstream a person signs in to with a password (Matrix): when its session is refused, the
+/// page asks for the password ("Sign in again") and hands it over once.
+public protocol PasswordSignIn: Sendable {
+    /// Signs in with `password` at the next session; kept in memory only.
+    func signInAgain(password: String)
+    /// The typed password did not work: forget it (a password from the environment stays).
+    func withdrawTypedPassword()
+}
+
 /// What an upstream offers besides messages, so that the page and the recovery options offer
 /// only what it can do.
 public struct UpstreamFeatures: Sendable, Equatable {

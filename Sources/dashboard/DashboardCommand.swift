@@ -5,6 +5,7 @@ import Engine
 import Foundation
 import HTTPCore
 import Logging
+import MatrixClient
 import Platform
 import Store
 import Synchronization
@@ -103,7 +104,23 @@ enum DashboardCommand {
             quotaOverride: options.quota
         )
         let secrets = LaunchSecrets()
-        let upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
+        let upstream: any UpstreamAPI
+        if let matrixUser = options.matrixUser, let homeserver = URL(string: String(upstreamURL.absoluteString.dropFirst("matrix+".count))) {
+            // Secrets come from the environment only, and are not left there for child processes.
+            let environment = ProcessInfo.processInfo.environment
+            let signIn = MatrixUpstream.SignIn(user: matrixUser, password: environment["LP_MATRIX_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 },
+                                               accessToken: environment["LP_MATRIX_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+            unsetenv("LP_MATRIX_PASSWORD")
+            unsetenv("LP_MATRIX_TOKEN")
+            let keeper = StoreMatrixCredentials(store: store, user: matrixUser)
+            let kept = await keeper.load()
+            if signIn.password == nil && signIn.accessToken == nil && kept?.accessToken == nil {
+                log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
+            }
+            upstream = MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: loop, timelineLimit: options.matrixTimelineLimit)
+        } else {
+            upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
+        }
         let serverBox = ServerBox()
         let services = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
@@ -168,4 +185,24 @@ struct NetlinkNetwork: NetworkMonitor {
     let monitor: LinuxNetworkMonitor
     var isOnline: Bool { monitor.isOnline }
     func transitions() -> AsyncStream<Bool> { monitor.transitions() }
+}
+
+/// The Matrix transport's credentials, kept in the store under the user they belong to: another
+/// `--matrix-user` starts from a password again.
+struct StoreMatrixCredentials: MatrixCredentialKeeper {
+    let store: MessageStore
+    let user: String
+
+    func load() async -> MatrixCredentials? {
+        guard (try? await store.credential("matrix.user")) == user else { return nil }
+        let token = try? await store.credential("matrix.access_token")
+        let device = try? await store.credential("matrix.device_id")
+        return token == nil && device == nil ? nil : MatrixCredentials(accessToken: token, deviceID: device)
+    }
+
+    func save(_ credentials: MatrixCredentials) async {
+        try? await store.setCredential("matrix.user", user)
+        try? await store.setCredential("matrix.access_token", credentials.accessToken)
+        try? await store.setCredential("matrix.device_id", credentials.deviceID)
+    }
 }

@@ -68,6 +68,13 @@ struct DashboardOptionsTests {
         (["serve"], "unexpected argument"),
         (["--host="], "--host needs a non-empty address"),
         (["--db="], "--db needs a path or :memory:"),
+        (["--upstream", "matrix+http://127.0.0.1:8008"], "--upstream matrix+http:// needs --matrix-user"),
+        (["--upstream", "matrix+https://matrix.org"], "--upstream matrix+https:// is not supported yet"),
+        (["--upstream", "ftp://x"], "--upstream must be an http:// or matrix+http:// URL"),
+        (["--matrix-user", "@a:b"], "--matrix-user is for a Matrix upstream"),
+        (["--upstream", "matrix+http://h:1", "--matrix-user", "alice"], "--matrix-user must be a full Matrix user id"),
+        (["--upstream", "matrix+http://h:1", "--matrix-user", "@:b"], "--matrix-user must be a full Matrix user id"),
+        (["--upstream", "matrix+http://h:1", "--matrix-user", "@a:b", "--matrix-timeline-limit", "0"], "--matrix-timeline-limit must be a number from 1 to 1000"),
     ])
     func badFlagsSayWhatIsWrong(_ arguments: [String], _ expected: String) {
         let message = usageError(arguments)
@@ -75,8 +82,17 @@ struct DashboardOptionsTests {
         #expect(message?.contains("\n") == false, "one line")
     }
 
+    @Test func aMatrixUpstreamTakesItsUserAndTimelineLimit() throws {
+        let parsed = try options(["--upstream", "matrix+http://127.0.0.1:8008", "--matrix-user", "@alice:example.org", "--matrix-timeline-limit", "10"])
+        #expect(parsed.upstream == "matrix+http://127.0.0.1:8008/")
+        #expect(parsed.matrixUser == "@alice:example.org")
+        #expect(parsed.matrixTimelineLimit == 10)
+        #expect(try options([]).matrixTimelineLimit == 50)
+    }
+
     @Test func helpMentionsEveryFlagItAccepts() {
-        for flag in ["--host", "--port", "--public", "--db", "--log-level", "--help", "--version"] {
+        for flag in ["--host", "--port", "--public", "--db", "--log-level", "--help", "--version", "--upstream", "--matrix-user",
+                     "--matrix-timeline-limit", "LP_MATRIX_PASSWORD", "LP_MATRIX_TOKEN"] {
             #expect(DashboardOptions.help.contains(flag))
         }
     }

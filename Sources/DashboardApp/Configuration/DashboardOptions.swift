@@ -11,8 +11,13 @@ public struct DashboardOptions: Sendable, Equatable {
     public var publicDirectory: String?
     /// The store file; nil means the default per-user location. `:memory:` keeps nothing.
     public var database: String?
-    /// The upstream chat server; nil starts the built-in simulator.
+    /// The upstream chat server (`http://` for this project's protocol, `matrix+http://` for a
+    /// Matrix homeserver); nil starts the built-in simulator.
     public var upstream: String?
+    /// The Matrix user to sign in as (`--matrix-user`); its secret comes from the environment.
+    public var matrixUser: String?
+    /// Events per room in a Matrix sync; a longer stretch is a gap, filled from the homeserver.
+    public var matrixTimelineLimit = 50
     /// Replaces the upstream's starting storage quota; purchases add to it.
     public var quota: Int64?
     /// Sync even when no dashboard tab is visible.
@@ -54,9 +59,19 @@ public struct DashboardOptions: Sendable, Equatable {
           --port PORT        port to listen on, 0 picks a free one (default 8080)
           --public DIR       folder of the page's static files (default: the Public/ folder
                              of this checkout, found next to the binary or its sources)
-          --upstream URL     the chat server to sync with, http:// only (default: start
-                             the built-in simulator on a free loopback port; it prints
-                             "simulator listening on http://127.0.0.1:PORT/" first)
+          --upstream URL     the chat server to sync with (default: start the built-in
+                             simulator on a free loopback port; it prints
+                             "simulator listening on http://127.0.0.1:PORT/" first):
+                             http://HOST:PORT for this project's chat-server protocol, or
+                             matrix+http://HOST:PORT for a Matrix homeserver (with --matrix-user;
+                             https is not supported yet: put a local TLS proxy in front)
+          --matrix-user ID   the Matrix account to sync, e.g. @alice:example.org; the password
+                             is read from the environment variable LP_MATRIX_PASSWORD, or an
+                             access token from LP_MATRIX_TOKEN (never from the command line);
+                             the token and device are then kept in the store, so a restart
+                             needs neither
+          --matrix-timeline-limit N  events per room in one Matrix sync, 1 to 1000 (default
+                             50); a longer stretch is fetched from the homeserver as a gap
           --quota BYTES      storage quota to start with, instead of the upstream's figure;
                              purchases add to it
           --always-on        sync even when no dashboard tab is open and visible (default:
@@ -131,10 +146,26 @@ public struct DashboardOptions: Sendable, Equatable {
                 options.database = path
             case "--upstream":
                 let text = try value()
-                guard let url = URL(string: text), url.scheme == "http", url.host != nil else {
-                    throw UsageError(message: "--upstream must be an http:// URL (https is not supported), not \(text.debugDescription)")
+                if text.hasPrefix("matrix+https://") {
+                    throw UsageError(message: "--upstream matrix+https:// is not supported yet; reach the homeserver through a local TLS proxy at matrix+http://127.0.0.1:PORT")
+                }
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "matrix+http", url.host != nil else {
+                    throw UsageError(message: "--upstream must be an http:// or matrix+http:// URL (https is not supported), not \(text.debugDescription)")
                 }
                 options.upstream = text.hasSuffix("/") ? text : text + "/"
+            case "--matrix-user":
+                let text = try value()
+                guard text.hasPrefix("@"), let colon = text.firstIndex(of: ":"), colon > text.index(after: text.startIndex),
+                      text.index(after: colon) < text.endIndex else {
+                    throw UsageError(message: "--matrix-user must be a full Matrix user id like @alice:example.org, not \(text.debugDescription)")
+                }
+                options.matrixUser = text
+            case "--matrix-timeline-limit":
+                let text = try value()
+                guard let limit = Int(text), (1...1000).contains(limit) else {
+                    throw UsageError(message: "--matrix-timeline-limit must be a number from 1 to 1000, not \(text.debugDescription)")
+                }
+                options.matrixTimelineLimit = limit
             case "--quota":
                 let text = try value()
                 guard let quota = Int64(text), quota >= 0 else {
@@ -171,6 +202,13 @@ public struct DashboardOptions: Sendable, Equatable {
                 }
                 throw UsageError(message: "unexpected argument \(argument.debugDescription)")
             }
+        }
+        let isMatrix = options.upstream?.hasPrefix("matrix+") ?? false
+        if isMatrix && options.matrixUser == nil {
+            throw UsageError(message: "--upstream matrix+http:// needs --matrix-user @name:server")
+        }
+        if !isMatrix && options.matrixUser != nil {
+            throw UsageError(message: "--matrix-user is for a Matrix upstream: give --upstream matrix+http://HOST:PORT")
         }
         if options.backoffCapMilliseconds < options.backoffBaseMilliseconds {
             throw UsageError(message: "--backoff-cap-ms (\(options.backoffCapMilliseconds)) must not be below --backoff-base-ms (\(options.backoffBaseMilliseconds))")

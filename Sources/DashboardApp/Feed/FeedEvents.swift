@@ -112,6 +112,8 @@ struct ErrorBody: Encodable, Sendable {
         var role: String?
         /// The question the page asks before running the option.
         var confirm: String?
+        /// What the page asks to be typed and sends with the attempt (`password`).
+        var input: String?
     }
 
     struct LastAttempt: Encodable {
@@ -130,7 +132,7 @@ struct ErrorBody: Encodable, Sendable {
         try container.encode(error.suggestion, forKey: Key("suggestion"))
         try container.encode(error.presentation.rawValue, forKey: Key("presentation"))
         try container.encode(Timestamp.string(error.createdAt), forKey: Key("createdAt"))
-        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation) },
+        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation, input: $0.input) },
                              forKey: Key("options"))
         if let running {
             try container.encode(["option": running.optionID, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))

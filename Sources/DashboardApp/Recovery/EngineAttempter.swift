@@ -28,9 +28,11 @@ struct EngineAttempter: RecoveryAttempter {
 
     /// The error to show for `problem`; out of space names what Free space would remove.
     func error(for problem: EngineProblem) async -> UserFacingError {
-        guard problem.kind == .outOfSpace else { return ErrorCatalog.error(for: problem, at: now()) }
+        let features = engine.upstreamAPI.features
+        let signsIn = engine.upstreamAPI is any PasswordSignIn
+        guard problem.kind == .outOfSpace else { return ErrorCatalog.error(for: problem, at: now(), signsIn: signsIn) }
         let plan = try? await store.freeSpacePlan(neededBytes: problem.neededBytes ?? 0, diskFull: problem.diskFull)
-        return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil)
+        return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil, canBuySpace: features.sellsStorage)
     }
 
     func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult {
@@ -49,6 +51,11 @@ struct EngineAttempter: RecoveryAttempter {
             return await buySpace(error)
         case ("/problems/purchase-declined", "cancel"):
             return .recovered
+        case ("/problems/token-refused", "sign-in"):
+            // The route handed the typed password to the upstream before this attempt.
+            if await engine.retryAndWait() { return .recovered }
+            (engine.upstreamAPI as? any PasswordSignIn)?.withdrawTypedPassword()
+            return .failed(error.failing(because: "The homeserver did not accept the password, or could not be reached."))
         case ("/problems/upstream-behind", "resync"):
             if await engine.resyncFromServer() { return .recovered }
             return .failed(await currentError(replacing: error))

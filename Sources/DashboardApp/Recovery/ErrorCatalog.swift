@@ -9,7 +9,11 @@ import Store
 /// Cancel on a connection problem stops syncing (the banner then offers Start syncing); the
 /// suggestions say so, so the words match what the buttons do.
 enum ErrorCatalog {
-    static func error(for problem: EngineProblem, at date: Date, freeSpacePlan: FreeSpacePlan? = nil, canBuySpace: Bool = true) -> UserFacingError {
+    /// - Parameters:
+    ///   - canBuySpace: the upstream sells storage (Buy more space is offered).
+    ///   - signsIn: the upstream takes a password (a refused session offers Sign in again).
+    static func error(for problem: EngineProblem, at date: Date, freeSpacePlan: FreeSpacePlan? = nil, canBuySpace: Bool = true,
+                      signsIn: Bool = false) -> UserFacingError {
         switch problem.kind {
         case .upstreamError:
             UserFacingError(type: "/problems/upstream-error", title: "The chat server is having trouble",
@@ -33,6 +37,11 @@ enum ErrorCatalog {
                              presentation: .banner, options: [.tryAgain], debug: problem.debug, createdAt: date)
         case .outOfSpace:
             outOfSpace(problem, at: date, freeSpacePlan: freeSpacePlan, canBuySpace: canBuySpace)
+        case .tokenRefused where signsIn:
+            UserFacingError(type: "/problems/token-refused", title: "Sign in to the homeserver again",
+                             detail: "The homeserver no longer accepts this dashboard's session: it was signed out elsewhere, or the password changed.",
+                             suggestion: "Sign in again with the account's password. It is used once to get a new session and is not stored. Cancel stops syncing.",
+                             presentation: .alert, options: [.signIn, .cancel], debug: problem.debug, createdAt: date)
         case .tokenRefused:
             UserFacingError(type: "/problems/token-refused", title: "The chat server did not accept the session",
                              detail: "It refused a freshly issued session, so no messages can be fetched.",

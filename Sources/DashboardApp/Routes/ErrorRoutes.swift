@@ -1,8 +1,10 @@
 import Foundation
 import HTTPCore
 import Recovery
+import Upstream
 
-/// `POST /api/errors/{id}/attempts` with `{"option": "<id>"}` and an `Idempotency-Key`.
+/// `POST /api/errors/{id}/attempts` with `{"option": "<id>"}` and an `Idempotency-Key`; an option
+/// that asks for a password (`sign-in`) takes it as `"password"` in the same body.
 struct ErrorRoutes {
     let services: DashboardServices
 
@@ -17,9 +19,15 @@ struct ErrorRoutes {
             return Problem(type: "/problems/idempotency-key-missing", title: "Idempotency-Key required", status: .badRequest,
                            detail: "Send an Idempotency-Key header: a new one for each attempt asked for, the same one when that request is retried.").response
         }
-        struct Body: Decodable { var option: String }
+        struct Body: Decodable { var option: String; var password: String? }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             return Problem(status: .badRequest, detail: "The body must be {\"option\": \"<option id>\"}.").response
+        }
+        if body.option == RecoveryOption.signIn.id, let signIn = services.engine.upstreamAPI as? any PasswordSignIn {
+            guard let password = body.password, !password.isEmpty, password.utf8.count <= 1024 else {
+                return Problem(status: .badRequest, detail: "Signing in again needs the account's password as \"password\".").response
+            }
+            signIn.signInAgain(password: password)
         }
         let answer: ErrorRegistry.AttemptAnswer
         do {

@@ -1,0 +1,270 @@
+import Foundation
+import HTTPCore
+import Logging
+import Synchronization
+import Upstream
+
+/// What a restart needs to sign in as the same device: kept by the store, never shown.
+public struct MatrixCredentials: Sendable, Equatable {
+    /// nil once the homeserver refused it; the device is kept to sign in as it again.
+    public var accessToken: String?
+    public var deviceID: String?
+
+    public init(accessToken: String?, deviceID: String?) {
+        self.accessToken = accessToken
+        self.deviceID = deviceID
+    }
+}
+
+/// Where the transport keeps its credentials between runs (the dashboard gives it the store).
+public protocol MatrixCredentialKeeper: Sendable {
+    func load() async -> MatrixCredentials?
+    func save(_ credentials: MatrixCredentials) async
+}
+
+/// `UpstreamAPI` for a Matrix homeserver's client-server API (CONTRACT section 8), over the
+/// project's own HTTP client (plain `http://`; see `HTTPUpstreamClient` for why not URLSession).
+///
+/// One stream (the signed-in user; Matrix has no linked account), whose cursor is the sync's
+/// `next_batch`. Each answer says what it is, since Matrix has no "newest id" to compare with: the
+/// first sync of an empty store is history, the first after a sign-in (a start, a reconnection)
+/// is caught up with `timeout=0` and is what was missed, every later one waits and is live. A
+/// `limited` timeline is a gap, filled backwards from its `prev_batch` to the previous sync's
+/// position before the answer is returned, so the batch holds every event in timeline order.
+public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
+    public let homeserver: URL
+    public var location: String { "matrix+" + homeserver.absoluteString }
+    public var features: UpstreamFeatures { UpstreamFeatures(kind: "matrix", linkedAccount: false, sellsStorage: false) }
+
+    /// The sign-in of `--matrix-user`: a password from the environment, or a token.
+    public struct SignIn: Sendable {
+        public var user: String
+        public var password: String?
+        public var accessToken: String?
+
+        public init(user: String, password: String?, accessToken: String?) {
+            self.user = user
+            self.password = password
+            self.accessToken = accessToken
+        }
+    }
+
+    private struct State {
+        var password: String?
+        /// The password the environment gave, which a typed one that fails gives way to again.
+        let environmentPassword: String?
+        var credentials: MatrixCredentials?
+        /// The keeper's credentials are read once, at the first session.
+        var loaded = false
+        /// The next sync catches up (`timeout=0`) and is what was missed.
+        var catchUp = true
+        var names = RoomNames()
+    }
+
+    private let user: String
+    private let client: HTTPClient
+    private let host: String
+    private let port: Int
+    private let basePath: String
+    private let keeper: any MatrixCredentialKeeper
+    private let timelineLimit: Int
+    private let state: Mutex<State>
+    private let log = Logger("matrix")
+
+    /// - Parameters:
+    ///   - homeserver: `http://host:port` (the `matrix+` of `--upstream` taken off).
+    ///   - timelineLimit: events per room in a sync; a longer stretch is a gap, filled.
+    public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, timelineLimit: Int = 50) {
+        self.homeserver = homeserver
+        self.user = signIn.user
+        self.client = HTTPClient(loop: loop)
+        self.host = homeserver.host ?? "127.0.0.1"
+        self.port = homeserver.port ?? 80
+        let path = homeserver.path
+        self.basePath = path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.keeper = keeper
+        self.timelineLimit = timelineLimit
+        self.state = Mutex(State(password: signIn.password, environmentPassword: signIn.password,
+                                 credentials: signIn.accessToken.map { MatrixCredentials(accessToken: $0, deviceID: nil) },
+                                 loaded: signIn.accessToken != nil))
+    }
+
+    /// A password typed into the page's "Sign in again" form: used for the next session, kept in
+    /// memory only.
+    public func signInAgain(password: String) {
+        state.withLock { $0.password = password }
+    }
+
+    public func withdrawTypedPassword() {
+        state.withLock { $0.password = $0.environmentPassword }
+    }
+
+    /// Whether the transport can sign in without asking: a password is known.
+    public var knowsPassword: Bool { state.withLock { $0.password != nil } }
+
+    // MARK: UpstreamAPI
+
+    /// The known token if the homeserver still takes it (`whoami`), else a password sign-in as the
+    /// same device; a 401 when neither works (the engine then shows "Sign in again").
+    public func createSession() async throws(UpstreamError) -> UpstreamSession {
+        if !state.withLock({ $0.loaded }) {
+            let stored = await keeper.load()
+            state.withLock { $0.loaded = true; if $0.credentials == nil { $0.credentials = stored } }
+        }
+        let (known, password) = state.withLock { ($0.credentials, $0.password) }
+        if let token = known?.accessToken {
+            do {
+                let me: WhoAmIResponse = try await call("GET", "/_matrix/client/v3/account/whoami", token: token)
+                // A token from the environment is kept too, with its device, for the next start.
+                let confirmed = MatrixCredentials(accessToken: token, deviceID: me.deviceId ?? known?.deviceID)
+                if confirmed != known {
+                    state.withLock { $0.credentials = confirmed }
+                    await keeper.save(confirmed)
+                }
+                return session(token: token, userID: me.userId)
+            } catch .unauthorized {
+                log.info("the access token was refused; \(password == nil ? "no password to sign in with" : "signing in again")")
+                let forgotten = MatrixCredentials(accessToken: nil, deviceID: known?.deviceID)
+                state.withLock { $0.credentials = forgotten }
+                await keeper.save(forgotten)
+            }
+        }
+        guard let password else { throw .unauthorized }
+        let login: LoginResponse = try await call("POST", "/_matrix/client/v3/login", body: loginBody(password: password, deviceID: known?.deviceID),
+                                                  refusalIsUnauthorized: true)
+        let credentials = MatrixCredentials(accessToken: login.accessToken, deviceID: login.deviceId ?? known?.deviceID)
+        state.withLock { $0.credentials = credentials }
+        await keeper.save(credentials)
+        log.info("signed in as \(login.userId), device \(credentials.deviceID ?? "?")")
+        return session(token: login.accessToken, userID: login.userId)
+    }
+
+    private func session(token: String, userID: String) -> UpstreamSession {
+        state.withLock { $0.catchUp = true }
+        return UpstreamSession(token: token, primaryUserId: MatrixIdentity.number(for: userID), linkedUserId: nil, storageQuotaBytes: nil)
+    }
+
+    /// Matrix has no newest id per stream: each answer says what it is instead.
+    public func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? {
+        nil
+    }
+
+    public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
+        let since = cursors.primary
+        let delivery: AnswerDelivery
+        if since == nil {
+            delivery = .history
+        } else {
+            delivery = state.withLock { state in
+                defer { state.catchUp = false }
+                return state.catchUp ? .missed : .live
+            }
+        }
+        let wait = delivery == .live ? holdSeconds * 1000 : 0
+        var query = "timeout=\(wait)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
+        if let since { query += "&since=" + Self.encode(since) }
+        let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(holdSeconds + 15))
+        var messages: [UpstreamMessage] = []
+        for (roomID, room) in (sync.rooms?.join ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let name = state.withLock { $0.names.learn(roomID, from: room); return $0.names.name(of: roomID) }
+            var events = room.timeline?.events ?? []
+            if let since, room.timeline?.limited == true, let gapStart = room.timeline?.prevBatch {
+                events = try await gap(in: roomID, from: gapStart, back: since, token: token) + events
+            }
+            messages += events.compactMap { UpstreamMessage($0, roomID: roomID, roomName: name) }
+        }
+        let stream = String(MatrixIdentity.number(for: user))
+        return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery)
+    }
+
+    public func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {
+        throw .badResponse("a Matrix homeserver sells no storage")
+    }
+
+    // MARK: Gaps
+
+    /// The events of `roomID` between `from` (a timeline's `prev_batch`) and `back` (the previous
+    /// sync's position), oldest first, read backwards a page at a time.
+    private func gap(in roomID: String, from: String, back: String, token: String) async throws(UpstreamError) -> [RoomEvent] {
+        var newestFirst: [RoomEvent] = []
+        var position = from
+        while true {
+            let page: MessagesPage = try await call(
+                "GET", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/messages?dir=b&limit=500&from=\(Self.encode(position))&to=\(Self.encode(back))",
+                token: token)
+            let chunk = page.chunk ?? []
+            newestFirst += chunk
+            guard let end = page.end, !chunk.isEmpty, end != position else { break }
+            position = end
+        }
+        log.info("filled a gap in \(roomID): \(newestFirst.count) event(s)")
+        return newestFirst.reversed()
+    }
+
+    // MARK: Plumbing
+
+    private func loginBody(password: String, deviceID: String?) -> [UInt8] {
+        var body: [String: Any] = [
+            "type": "m.login.password",
+            "identifier": ["type": "m.id.user", "user": user],
+            "password": password,
+            "initial_device_display_name": "Long-poll dashboard",
+        ]
+        if let deviceID { body["device_id"] = deviceID }
+        return Array((try? JSONSerialization.data(withJSONObject: body)) ?? Data())
+    }
+
+    /// Percent-encodes a path segment or query value (room ids hold `!` and `:`, tokens anything).
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// One call; every failure becomes an `UpstreamError` the engine decides on. The token travels
+    /// in the header only, so the target (which is logged at trace level) never holds a secret.
+    private func call<Answer: Decodable>(_ method: String, _ target: String, token: String? = nil, body: [UInt8] = [],
+                                         timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false) async throws(UpstreamError) -> Answer {
+        var request = HTTPClientRequest(method: method, target: basePath + target, body: body)
+        request.headers.add("Accept", "application/json")
+        if let token { request.headers.add("Authorization", "Bearer \(token)") }
+        if !body.isEmpty { request.headers.add("Content-Type", "application/json") }
+        let path = target.prefix { $0 != "?" }
+        log.trace("-> \(method) \(path)")
+        let response: HTTPClientResponse
+        do {
+            response = try await client.send(request, host: host, port: port, timeout: timeout)
+        } catch {
+            log.debug("<- \(method) \(path) failed: \(error)")
+            switch error {
+            case .cancelled: throw .cancelled
+            case .timedOut: throw .timedOut
+            case .malformedResponse(let detail): throw .badResponse(detail)
+            case .resolution(let detail), .connect(let detail), .connectionLost(let detail): throw .unreachable(detail)
+            }
+        }
+        log.trace("<- \(method) \(path) \(response.status)")
+        if (200..<300).contains(response.status) {
+            do {
+                return try JSONDecoder().decode(Answer.self, from: Data(response.body))
+            } catch {
+                throw .badResponse("\(method) \(path): not the JSON expected (\(error)); body starts \(String(decoding: response.body.prefix(60), as: UTF8.self).debugDescription)")
+            }
+        }
+        let matrixError = try? JSONDecoder().decode(MatrixErrorBody.self, from: Data(response.body))
+        let said = [matrixError?.errcode, matrixError?.error].compactMap { $0 }.joined(separator: ": ")
+        switch response.status {
+        case 401:
+            throw .unauthorized
+        case 403 where refusalIsUnauthorized:
+            throw .unauthorized
+        case 429:
+            let header = response.headers["Retry-After"].flatMap(Int64.init).map { Duration.seconds($0) }
+            throw .rateLimited(retryAfter: matrixError?.retryAfterMs.map { Duration.milliseconds($0) } ?? header)
+        case 500...599:
+            throw .serverError(status: response.status)
+        default:
+            throw .badResponse("\(method) \(path): status \(response.status)\(said.isEmpty ? "" : " (\(said))")")
+        }
+    }
+}

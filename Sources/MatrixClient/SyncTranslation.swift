@@ -1,0 +1,65 @@
+import Foundation
+import Upstream
+
+/// What this transport makes of Matrix's identities and rooms. Plain values, tested on their own.
+enum MatrixIdentity {
+    /// A stable number for a Matrix id (a user or a room), where the engine and the store keep
+    /// numbers: 53 bits of FNV-1a, so the page's JavaScript reads it exactly. The Matrix id itself
+    /// is what identifies messages (`eventId`); this number only names a stream or a chat, and
+    /// two of a person's rooms colliding is a chance of about n² / 2⁵⁴.
+    static func number(for id: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(hash & 0x001F_FFFF_FFFF_FFFF)
+    }
+}
+
+/// The names of the rooms seen so far (CONTRACT section 8: a room's name, or its members when
+/// unnamed). Learnt from the state and timeline of each sync; a restart learns them again from
+/// the first sync that mentions the room, and the store keeps the last one given meanwhile.
+struct RoomNames: Sendable {
+    private var explicit: [String: String] = [:]
+    private var aliases: [String: String] = [:]
+    private var heroes: [String: [String]] = [:]
+
+    /// Takes in what a sync says of `roomID`: state events, timeline state events, the summary.
+    mutating func learn(_ roomID: String, from room: SyncResponse.JoinedRoom) {
+        for event in (room.state?.events ?? []) + (room.timeline?.events ?? []) where event.stateKey == "" {
+            switch event.type {
+            case "m.room.name": explicit[roomID] = event.content?.name.flatMap { $0.isEmpty ? nil : $0 }
+            case "m.room.canonical_alias": aliases[roomID] = event.content?.alias
+            default: break
+            }
+        }
+        if let members = room.summary?.heroes, !members.isEmpty { heroes[roomID] = members }
+    }
+
+    /// The room's name as known now; nil when nothing was learnt yet (the store keeps the last).
+    func name(of roomID: String) -> String? {
+        if let name = explicit[roomID] { return name }
+        if let alias = aliases[roomID] { return alias }
+        if let members = heroes[roomID] { return members.map(Self.displayName).joined(separator: ", ") }
+        return nil
+    }
+
+    /// `@alice:example.org` reads as `alice`.
+    static func displayName(_ userID: String) -> String {
+        guard userID.hasPrefix("@"), let colon = userID.firstIndex(of: ":") else { return userID }
+        return String(userID[userID.index(after: userID.startIndex)..<colon])
+    }
+}
+
+extension UpstreamMessage {
+    /// An `m.room.message` event with a text body as a message of chat `roomID`; nil for any other
+    /// event (state, reactions, encrypted, redacted: nothing to show as text).
+    init?(_ event: RoomEvent, roomID: String, roomName: String?) {
+        guard event.type == "m.room.message", let eventID = event.eventId, let body = event.content?.body else { return nil }
+        let sentAt = event.originServerTs.map { Timestamp.string(Date(timeIntervalSince1970: Double($0) / 1000)) }
+            ?? Timestamp.string(Date(timeIntervalSince1970: 0))
+        self.init(id: 0, chatId: MatrixIdentity.number(for: roomID), sender: event.sender ?? "", text: body, sentAt: sentAt,
+                  eventId: eventID, chatName: roomName)
+    }
+}
