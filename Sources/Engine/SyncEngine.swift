@@ -46,6 +46,9 @@ public actor SyncEngine {
     var deliveries = DeliveryRules()
     private var problemBoard = ProblemBoard()
     private var tokenIssuedAt: Date?
+    /// The next poll answers at once: a catch-up after a reconnection, for an upstream without
+    /// `lastMessageInfo` (its answer then says it is what was missed).
+    private var catchUpPending = false
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
     var outcomeWaiters = Waiters<Bool>()
@@ -272,7 +275,8 @@ public actor SyncEngine {
                                     linked: await store.cursor(for: .linked))
         guard isCurrent(tag) else { throw CycleFailure.stale }
         counters.pollsStarted += 1
-        let hold = options.holdSeconds
+        let hold = catchUpPending ? 0 : options.holdSeconds
+        catchUpPending = false
         return try await request(tag, important: false) { upstream, token throws(UpstreamError) in
             try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
         }
@@ -295,8 +299,13 @@ public actor SyncEngine {
             }
             // Taken back already (linking or unlinking expires tokens): another session.
             guard case .answered(let info) = call else { continue }
-            // An upstream that cannot tell its newest ids says what each answer is instead.
-            if let info { try await noteServerPosition(info, reconnecting: reconnecting) }
+            // An upstream that cannot tell its newest ids says what each answer is instead; after a
+            // reconnection it is asked to answer at once, with what arrived meanwhile.
+            if let info {
+                try await noteServerPosition(info, reconnecting: reconnecting)
+            } else if reconnecting {
+                catchUpPending = true
+            }
             return
         }
     }

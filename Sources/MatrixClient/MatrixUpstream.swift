@@ -27,8 +27,8 @@ public protocol MatrixCredentialKeeper: Sendable {
 ///
 /// One stream (the signed-in user; Matrix has no linked account), whose cursor is the sync's
 /// `next_batch`. Each answer says what it is, since Matrix has no "newest id" to compare with: the
-/// first sync of an empty store is history, the first after a sign-in (a start, a reconnection)
-/// is caught up with `timeout=0` and is what was missed, every later one waits and is live. A
+/// first sync of an empty store is history, one asked to answer at once (the engine's catch-up
+/// after a start or a reconnection) is what was missed, every other one waits and is live. A
 /// `limited` timeline is a gap, filled backwards from its `prev_batch` to the previous sync's
 /// position before the answer is returned, so the batch holds every event in timeline order.
 public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
@@ -56,8 +56,6 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         var credentials: MatrixCredentials?
         /// The keeper's credentials are read once, at the first session.
         var loaded = false
-        /// The next sync catches up (`timeout=0`) and is what was missed.
-        var catchUp = true
         var names = RoomNames()
     }
 
@@ -140,8 +138,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     }
 
     private func session(token: String, userID: String) -> UpstreamSession {
-        state.withLock { $0.catchUp = true }
-        return UpstreamSession(token: token, primaryUserId: MatrixIdentity.number(for: userID), linkedUserId: nil, storageQuotaBytes: nil)
+        UpstreamSession(token: token, primaryUserId: MatrixIdentity.number(for: userID), linkedUserId: nil, storageQuotaBytes: nil)
     }
 
     /// Matrix has no newest id per stream: each answer says what it is instead.
@@ -151,15 +148,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
 
     public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
         let since = cursors.primary
-        let delivery: AnswerDelivery
-        if since == nil {
-            delivery = .history
-        } else {
-            delivery = state.withLock { state in
-                defer { state.catchUp = false }
-                return state.catchUp ? .missed : .live
-            }
-        }
+        let delivery: AnswerDelivery = since == nil ? .history : holdSeconds == 0 ? .missed : .live
         let wait = delivery == .live ? holdSeconds * 1000 : 0
         var query = "timeout=\(wait)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
         if let since { query += "&since=" + Self.encode(since) }

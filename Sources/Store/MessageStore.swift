@@ -218,11 +218,11 @@ public actor MessageStore {
         }
     }
 
-    /// Chats of `account`: id, message count, newest message id.
-    public func chats(of account: AccountRole) throws(StoreError) -> [(chatId: Int64, messageCount: Int64, lastMessageId: Int64)] {
+    /// Chats of `account`: id, message count, newest message id, and the name its upstream gave (nil when none).
+    public func chats(of account: AccountRole) throws(StoreError) -> [(chatId: Int64, messageCount: Int64, lastMessageId: Int64, name: String?)] {
         do {
-            return try connection.statement("SELECT chat_id, message_count, last_message_id FROM chats WHERE account = ? ORDER BY chat_id")
-                .query([.integer(account.rawValue)]) { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }
+            return try connection.statement("SELECT chat_id, message_count, last_message_id, name FROM chats WHERE account = ? ORDER BY chat_id")
+                .query([.integer(account.rawValue)]) { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2), $0.isNull(at: 3) ? nil : $0.string(at: 3)) }
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }

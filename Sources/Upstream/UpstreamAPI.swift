@@ -7,7 +7,9 @@ public protocol UpstreamAPI: Sendable {
     /// The newest id per stream, or nil from an upstream that cannot tell (Matrix): its answers
     /// then say what they are (`MessagesAnswer.delivery`).
     func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo?
-    /// Held by the server up to `holdSeconds` until there is something after the cursors.
+    /// Held by the server up to `holdSeconds` until there is something after the cursors; 0 asks
+    /// for an answer at once (the catch-up after a reconnection, for an upstream without
+    /// `lastMessageInfo`).
     func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer
     /// Buys `bytes` more storage; the same `idempotencyKey` never charges twice. Returns the new quota.
     func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64

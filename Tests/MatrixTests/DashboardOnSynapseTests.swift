@@ -1,0 +1,255 @@
+import Foundation
+import Store
+import Testing
+import TestSupport
+
+/// The dashboard binary syncing a Matrix account on a real Synapse, as a person runs it
+/// (`--upstream matrix+http://... --matrix-user ...` with the password in the environment), and
+/// heard through its own feed (`/api/poll`), the way the page hears it.
+@Suite("Dashboard on a real Synapse", .requiresSynapse, .serialized)
+struct DashboardOnSynapseTests {
+    static let alicePassword = "alice-secret-password"
+
+    /// A homeserver with alice (whose account the dashboard syncs) and bob (who talks to her) in a
+    /// room named "Lunch".
+    struct World {
+        let server: SynapseServer
+        let aliceID: String
+        let bob: MatrixTestClient
+        let room: String
+        let folder: URL
+        var storePath: String { folder.appendingPathComponent("store.sqlite").path }
+
+        static func make(rcLogin: SynapseServer.RateLimit = .unlimited) async throws -> World {
+            let server = try await SynapseServer.start(rcLogin: rcLogin)
+            let aliceID = try await server.registerUser("alice", password: DashboardOnSynapseTests.alicePassword)
+            let bobID = try await server.registerUser("bob", password: "bob-password")
+            let bob = try await MatrixTestClient.signIn(server, user: bobID, password: "bob-password")
+            let alice = try await MatrixTestClient.signIn(server, user: aliceID, password: DashboardOnSynapseTests.alicePassword)
+            let room = try await bob.createRoom(name: "Lunch", invite: [aliceID])
+            try await alice.join(room)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("matrix-dashboard-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return World(server: server, aliceID: aliceID, bob: bob, room: room, folder: folder)
+        }
+
+        /// The dashboard syncing alice, always on, with quick backoff and a 5 s hold.
+        func dashboard(password: String? = DashboardOnSynapseTests.alicePassword, timelineLimit: Int = 50) async throws -> RunningDashboard {
+            try await RunningDashboard(["--port", "0", "--db", storePath, "--always-on", "--hold-seconds", "5",
+                                        "--backoff-base-ms", "200", "--backoff-cap-ms", "1000", "--log-level", "debug",
+                                        "--upstream", "matrix+http://127.0.0.1:\(server.port)", "--matrix-user", aliceID,
+                                        "--matrix-timeline-limit", String(timelineLimit)],
+                                       environment: password.map { ["LP_MATRIX_PASSWORD": $0] } ?? ["LP_MATRIX_PASSWORD": ""])
+        }
+
+        func finish() async {
+            await server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// One message as the feed told it.
+    struct Heard: Equatable {
+        var text: String
+        var notify: Bool
+        var caughtUp: Bool
+    }
+
+    /// Follows `/api/poll` from `since`, collecting every message event, until `enough` holds or
+    /// `rounds` polls went by. Returns what was heard and the seq to follow on from.
+    static func follow(_ dashboard: RunningDashboard, from since: Int, rounds: Int = 100,
+                       until enough: ([Heard]) -> Bool) async throws -> (heard: [Heard], seq: Int) {
+        var heard: [Heard] = [], seq = since
+        for _ in 0..<rounds where !enough(heard) {
+            let answer = try await dashboard.json("/api/poll?since=\(seq)&timeout=10&visible=1")
+            seq = answer["seq"] as? Int ?? seq
+            for event in answer["events"] as? [[String: Any]] ?? [] where event["type"] as? String == "messages" {
+                let data = event["data"] as? [String: Any] ?? [:]
+                for message in data["messages"] as? [[String: Any]] ?? [] {
+                    heard.append(Heard(text: message["text"] as? String ?? "", notify: data["notify"] as? Bool ?? false,
+                                       caughtUp: data["caughtUp"] as? Bool ?? false))
+                }
+            }
+        }
+        return (heard, seq)
+    }
+
+    /// The texts stored for alice, oldest first, and the names of her chats.
+    static func stored(at path: String) async throws -> (texts: [String], chatNames: [String]) {
+        let store = try MessageStore(location: .file(path))
+        let texts = try await store.messages(of: .primary, limit: 1_000_000).messages.map(\.text).reversed()
+        let names = try await store.chats(of: .primary).compactMap(\.name)
+        await store.close()
+        return (Array(texts), names)
+    }
+
+    // MARK: Scenarios
+
+    @Test func historyArrivesSilentlyThenBobsMessageNotifiesLive() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        for index in 1...5 { _ = try await world.bob.send(world.room, text: "before \(index)") }
+
+        let dashboard = try await world.dashboard()
+        let first = try await Self.follow(dashboard, from: 0) { $0.count >= 5 }
+        #expect(first.heard.map(\.text) == (1...5).map { "before \($0)" })
+        #expect(first.heard.allSatisfy { !$0.notify }, "the first sync of an account is history: no notifications")
+
+        _ = try await world.bob.send(world.room, text: "are you coming?")
+        let live = try await Self.follow(dashboard, from: first.seq) { !$0.isEmpty }
+        #expect(live.heard == [Heard(text: "are you coming?", notify: true, caughtUp: false)])
+
+        let exit = await dashboard.stop()
+        let stored = try await Self.stored(at: world.storePath)
+        #expect(stored.texts == (1...5).map { "before \($0)" } + ["are you coming?"])
+        #expect(stored.chatNames == ["Lunch"], "a room is a chat with its name")
+        #expect(!exit.stderr.contains(Self.alicePassword), "the password is never logged")
+    }
+
+    @Test func twoThousandMessagesSentWhileStoppedAreAllStoredOnceInOrder() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        _ = try await world.bob.send(world.room, text: "before the stop")
+        let first = try await world.dashboard(timelineLimit: 10)
+        _ = try await Self.follow(first, from: 0) { $0.count >= 1 }
+        _ = await first.stop()
+
+        _ = try await world.bob.sendMany(world.room, count: 2000, prefix: "while stopped")
+        // No password this time: the token and device kept in the store are enough.
+        let second = try await world.dashboard(password: nil, timelineLimit: 10)
+        let caughtUp = try await Self.follow(second, from: 0, rounds: 400) { $0.count >= 2000 }
+        #expect(caughtUp.heard.count == 2000)
+        let notCaughtUp = caughtUp.heard.filter { !$0.caughtUp }
+        #expect(notCaughtUp.isEmpty, "what arrived while stopped is one summary, not 2,000 notifications: \(notCaughtUp.count) were not")
+        let exit = await second.stop()
+        #expect(exit.stderr.contains("filled a gap"), "the timeline limit of 10 left a gap that was filled")
+
+        let stored = try await Self.stored(at: world.storePath)
+        #expect(stored.texts == ["before the stop"] + (1...2000).map { "while stopped \($0)" }, "every message once, in timeline order")
+    }
+
+    @Test func aHomeserverKilledDuringAHeldSyncComesBackAndNothingIsLost() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        let dashboard = try await world.dashboard()
+        var state = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        #expect(state[path: "connection", "state"] as? String == "live")
+
+        _ = try await world.bob.sendMany(world.room, count: 3, prefix: "just before the crash")
+        await world.server.kill()
+        state = try await dashboard.state { $0[path: "connection", "state"] as? String == "waiting" && ($0[path: "connection", "attempt"] as? Int ?? 0) >= 2 }
+        #expect(state[path: "connection", "state"] as? String == "waiting", "the connection waits with backoff while the homeserver is gone")
+        #expect((state["errors"] as? [[String: Any]])?.first?["type"] as? String == "/problems/upstream-unreachable")
+
+        try await world.server.restart()
+        state = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" && ($0["errors"] as? [Any])?.isEmpty == true }
+        #expect(state[path: "connection", "state"] as? String == "live")
+        _ = try await world.bob.send(world.room, text: "after the restart")
+        _ = try await dashboard.state { state in
+            (state[path: "messages", "primary"] as? [[String: Any]])?.first?["text"] as? String == "after the restart"
+        }
+        _ = await dashboard.stop()
+        let stored = try await Self.stored(at: world.storePath)
+        #expect(stored.texts == (1...3).map { "just before the crash \($0)" } + ["after the restart"])
+    }
+
+    @Test func aTokenSignedOutElsewhereIsReplacedSilentlyAsTheSameDevice() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        let dashboard = try await world.dashboard()
+        let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+
+        // Alice signs out every session from another device.
+        let elsewhere = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        _ = try await elsewhere.call("POST", "/logout/all", json: [:])
+        _ = try await world.bob.send(world.room, text: "after the sign-out")
+        let heard = try await Self.follow(dashboard, from: first["seq"] as? Int ?? 0) { $0.contains { $0.text == "after the sign-out" } }
+        #expect(heard.heard.contains(Heard(text: "after the sign-out", notify: true, caughtUp: false)))
+
+        let state = try await dashboard.json("/api/state")
+        #expect((state["errors"] as? [Any])?.isEmpty == true, "signing in again was silent")
+        #expect((state["recentProblems"] as? [[String: Any]] ?? []).allSatisfy { $0["type"] as? String != "/problems/token-refused" })
+        let exit = await dashboard.stop()
+        #expect(exit.stderr.contains("signing in again"))
+
+        let checker = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        let devices = try JSONSerialization.jsonObject(with: Data(try await checker.call("GET", "/devices"))) as? [String: Any]
+        let dashboards = (devices?["devices"] as? [[String: Any]] ?? []).filter { $0["display_name"] as? String == "Long-poll dashboard" }
+        #expect(dashboards.count == 1, "signed in again as the same device, not a new one")
+    }
+
+    @Test func withoutAPasswordARefusedTokenAsksToSignInAgainAndThePasswordTypedWorks() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        let first = try await world.dashboard()
+        _ = try await first.state { $0[path: "connection", "state"] as? String == "live" }
+        _ = await first.stop()
+        let elsewhere = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        _ = try await elsewhere.call("POST", "/logout/all", json: [:])
+
+        let dashboard = try await world.dashboard(password: nil)
+        var state = try await dashboard.state { ($0["errors"] as? [[String: Any]])?.first?["type"] as? String == "/problems/token-refused" }
+        var error = try #require((state["errors"] as? [[String: Any]])?.first)
+        #expect((error["options"] as? [[String: Any]])?.map { $0["id"] as? String } == ["sign-in", "cancel"])
+        #expect((error["options"] as? [[String: Any]])?.first?["input"] as? String == "password")
+
+        let wrong = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option":"sign-in","password":"not it"}"#,
+                                             extraHeaders: ["Idempotency-Key": "wrong"])
+        #expect(wrong.body["status"] as? String == "failed")
+        state = try await dashboard.json("/api/state")
+        error = try #require((state["errors"] as? [[String: Any]])?.first)
+        let right = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts",
+                                             #"{"option":"sign-in","password":"\#(Self.alicePassword)"}"#, extraHeaders: ["Idempotency-Key": "right"])
+        #expect(right.body["status"] as? String == "recovered")
+        state = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        #expect((state["errors"] as? [Any])?.isEmpty == true)
+        let exit = await dashboard.stop()
+        #expect(!exit.stderr.contains(Self.alicePassword))
+    }
+
+    @Test func aRateLimitedSignInWaitsAtLeastAsLongAsTheHomeserverAsks() async throws {
+        // Three sign-ins from this address, then one per 5 s: bob's, alice's elsewhere and the dashboard's first.
+        let world = try await World.make(rcLogin: SynapseServer.RateLimit(perSecond: 0.2, burstCount: 4))
+        defer { Task { await world.finish() } }
+        let dashboard = try await world.dashboard()
+        _ = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        let elsewhere = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        _ = try await elsewhere.call("POST", "/logout/all", json: [:])
+
+        let waiting = try await dashboard.state { state in
+            (state["recentProblems"] as? [[String: Any]] ?? []).contains { $0["type"] as? String == "/problems/upstream-error" }
+                && state[path: "connection", "retryAt"] is String
+        }
+        let problem = try #require((waiting["recentProblems"] as? [[String: Any]])?.first { $0["type"] as? String == "/problems/upstream-error" })
+        let raisedAt = try #require((problem["raisedAt"] as? String).flatMap(Self.date))
+        let retryAt = try #require((waiting[path: "connection", "retryAt"] as? String).flatMap(Self.date))
+        #expect(retryAt.timeIntervalSince(raisedAt) >= 2.5,
+                "with backoff capped at 1 s, a wait this long is the homeserver's retry_after_ms (about 5 s here)")
+
+        _ = try await world.bob.send(world.room, text: "after the wait")
+        let live = try await dashboard.state { state in
+            (state[path: "messages", "primary"] as? [[String: Any]])?.first?["text"] as? String == "after the wait"
+        }
+        #expect(live[path: "connection", "state"] as? String == "live")
+        let exit = await dashboard.stop()
+        #expect(exit.stderr.contains("429 rate limited"))
+    }
+
+    @Test func htmlAndLongMessagesAreStoredAsTheTextTheyCarry() async throws {
+        let world = try await World.make()
+        defer { Task { await world.finish() } }
+        let dashboard = try await world.dashboard()
+        let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        let html = "<script>alert(1)</script> & <b>bold</b>"
+        let long = String(repeating: "0123456789", count: 1000)
+        _ = try await world.bob.send(world.room, text: html, html: "<b>bold</b>")
+        _ = try await world.bob.send(world.room, text: long)
+        let heard = try await Self.follow(dashboard, from: first["seq"] as? Int ?? 0) { $0.count >= 2 }
+        #expect(heard.heard.map(\.text) == [html, long], "the body as it was sent: HTML is text here, 10,000 characters whole")
+        _ = await dashboard.stop()
+    }
+
+    static func date(_ text: String) -> Date? {
+        try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+    }
+}
