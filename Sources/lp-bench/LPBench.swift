@@ -20,6 +20,9 @@ enum LPBench {
               feed-server
                        the dashboard's feed and HTTP server alone, a publish going straight into the
                        feed (no simulator, engine or SQLite), for the fan-out client     --port 0
+              matrix   one message through a real Synapse to the dashboard's /api/poll vs a Python client
+                       long-polling the same account's /sync, same run     --messages 200  --python PATH
+                       (default: .build/synapse-venv/bin/python, which .ci/run makes)
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
@@ -74,6 +77,9 @@ enum LPBench {
                 )
             case "feed-server":
                 try await FeedOnlyServer.run(port: Int(option("--port", in: arguments, default: "0")) ?? 0)
+            case "matrix":
+                let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+                _ = try MatrixLatencyBenchmark.run(messages: Int(option("--messages", in: arguments, default: "200")) ?? 200, python: python)
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

@@ -28,6 +28,9 @@ enum Report {
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
         await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }
         await section("cold start to first page") { try ColdStartBenchmark.run(rounds: quick ? 3 : 10) }
+        await section("Matrix: a message through Synapse, dashboard vs Python /sync") {
+            try MatrixLatencyBenchmark.run(messages: quick ? 50 : 200, python: nil)
+        }
         await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20) }
 
         print("\n| benchmark | dashboard | peer | ratio | goal | met |")
