@@ -16,6 +16,8 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         let kind: Kind
         let token: String
         let cursors: StreamCursors?
+        /// What a `messages` call asked the server to hold it for.
+        let holdSeconds: Int?
         private struct State {
             var continuation: CheckedContinuation<any Sendable, any Error>?
             var cancelled = false
@@ -26,11 +28,12 @@ final class FakeUpstream: UpstreamAPI, Sendable {
 
         private let state = Mutex(State())
 
-        init(id: Int, kind: Kind, token: String, cursors: StreamCursors?) {
+        init(id: Int, kind: Kind, token: String, cursors: StreamCursors?, holdSeconds: Int? = nil) {
             self.id = id
             self.kind = kind
             self.token = token
             self.cursors = cursors
+            self.holdSeconds = holdSeconds
         }
 
         var isCancelled: Bool { state.withLock { $0.cancelled } }
@@ -73,6 +76,8 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         /// Like URLSession: a cancelled call ends at once with `.cancelled`. False lets a test
         /// answer it later, as a response that raced the cancellation would arrive.
         var endCancelledCalls = true
+        /// False: like a Matrix homeserver, the upstream has no newest ids (`lastMessageInfo` is nil).
+        var tellsNewestIDs = true
     }
 
     let location = "fake://upstream"
@@ -125,12 +130,13 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         }
     }
 
-    private func perform<T: Sendable>(_ kind: Kind, token: String, cursors: StreamCursors? = nil, automatic: T? = nil) async throws(UpstreamError) -> T {
+    private func perform<T: Sendable>(_ kind: Kind, token: String, cursors: StreamCursors? = nil, holdSeconds: Int? = nil,
+                                      automatic: T? = nil) async throws(UpstreamError) -> T {
         if let automatic { return automatic }
         let endCancelled = settings.withLock { $0.endCancelledCalls }
         let call = state.withLock { state -> Call in
             defer { state.nextID += 1 }
-            return Call(id: state.nextID, kind: kind, token: token, cursors: cursors)
+            return Call(id: state.nextID, kind: kind, token: token, cursors: cursors, holdSeconds: holdSeconds)
         }
         // A call made by a task that is already cancelled ends at once, as URLSession's would.
         do {
@@ -173,6 +179,7 @@ final class FakeUpstream: UpstreamAPI, Sendable {
     }
 
     func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? {
+        guard settings.withLock({ $0.tellsNewestIDs }) else { return nil }
         let (configured, linkedUser) = settings.withLock { ($0.lastMessageInfo, $0.session?.linkedUserId) }
         let automatic = configured.map { info in
             state.withLock { state in
@@ -184,7 +191,7 @@ final class FakeUpstream: UpstreamAPI, Sendable {
     }
 
     func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
-        try await perform(.messages, token: token, cursors: cursors)
+        try await perform(.messages, token: token, cursors: cursors, holdSeconds: holdSeconds)
     }
 
     func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {
