@@ -28,4 +28,22 @@ struct ErrorCatalogTests {
         #expect(error.options.map(\.title) == ["Not now", "Buy more space"], "Cancel only hides the view here")
         #expect(error.option("buy-space")?.confirmation?.contains("10 MB") == true, "the question says how much is bought")
     }
+
+    @Test func anUpstreamThatSellsNothingOffersCancelAndFreeSpaceOnly() {
+        let problem = EngineProblem(kind: .outOfSpace, debug: "quota reached", usage: StorageUsage(usedBytes: 15_000, quotaBytes: 20_000),
+                                    neededBytes: 6_000)
+        let plan = FreeSpacePlan(messageCount: 40, bytes: 8_000, oldestSentAt: "2026-11-01T00:00:00.000Z", newestSentAt: "2026-11-02T00:00:00.000Z")
+        let error = ErrorCatalog.error(for: problem, at: Date(), freeSpacePlan: plan, canBuySpace: false)
+        #expect(error.options.map(\.id) == ["cancel", "free-space"])
+        #expect(!error.suggestion.lowercased().contains("buy"), "no word of buying where nothing can be bought")
+    }
+
+    @Test func aRefusedSessionOfAnUpstreamThatSignsInAsksForThePassword() {
+        let problem = EngineProblem(kind: .tokenRefused, debug: "401 unauthorized")
+        let error = ErrorCatalog.error(for: problem, at: Date(), signsIn: true)
+        #expect(error.options.map(\.id) == ["sign-in", "cancel"])
+        #expect(error.option("sign-in")?.input == "password")
+        #expect(error.suggestion.contains("not stored"))
+        #expect(ErrorCatalog.error(for: problem, at: Date()).options.map(\.id) == ["try-again", "cancel"], "this project's protocol has no password")
+    }
 }
