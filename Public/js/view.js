@@ -135,6 +135,9 @@ export function renderStorage(storage, outOfSpace) {
   meter.low = full ? meter.value / 2 : 0.8 * max;
   meter.high = full ? meter.value / 2 : 0.95 * max;
   meter.dataset.level = full || used >= 0.95 * max ? "full" : used >= 0.8 * max ? "high" : "ok";
+  // Without a quota there is nothing to measure against (a Matrix homeserver sets none): no
+  // meter, only the figure, unless the disk itself is full.
+  meter.hidden = quota == null && !full;
   let text;
   if (quota == null) {
     text = `${formatBytes(used)} used, no quota`;

@@ -20,10 +20,11 @@ class Dashboard:
     """The dashboard binary on a free port. With `upstream`, it syncs with that server instead
     of the built-in simulator (then `simulator` is that server's address, if given)."""
 
-    def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:"):
+    def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:", environment=None):
         extra = ["--upstream", upstream] if upstream else []
         self.process = subprocess.Popen([binary, "--port", str(port), "--db", db, "--log-level", "warning", *extra, *arguments],
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        env=dict(os.environ, **(environment or {})))
         self.simulator = upstream.rstrip("/") if upstream else self.process.stdout.readline().strip().split(" on ")[1].rstrip("/")
         # http://127.0.0.1:PORT/?token=TOKEN: opening it sets the cookie that lets the page read.
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
@@ -211,13 +212,14 @@ def tests_in(namespace):
             if name.startswith("test_") and callable(function) and (not only or any(word in name for word in only))]
 
 
-def run_suite(namespace, shots, dashboard=None, size=(1200, 900)):
+def run_suite(namespace, shots, dashboard=None, size=(1200, 900), **extra):
     """Runs a test file's tests in one browser, with `dashboard` (or none, for tests that start
-    their own) as `context.dashboard`; stops both afterwards; exits 1 on any failure."""
+    their own, which they put into `context.dashboard` to have it stopped) and `extra` in the
+    context; stops the browser and the dashboard afterwards; exits 1 on any failure."""
     from types import SimpleNamespace
 
     def body():
-        context = SimpleNamespace(dashboard=dashboard, driver=browser(*size))
+        context = SimpleNamespace(dashboard=dashboard, driver=browser(*size), **extra)
         try:
             return run(tests_in(namespace), shots, context)
         finally:

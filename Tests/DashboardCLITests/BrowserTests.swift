@@ -5,7 +5,8 @@ import TestSupport
 /// The page in a real headless Chromium, driven by the selenium scripts in `Tests/Browser/`:
 /// `dashboard_page_test.py` (every state of the page), `recovery_flows_test.py` (every error
 /// kind failed and recovered as a person clicks) and `daily_use_test.py` (the page kept open all
-/// day: the whole history, a steady reading place, layout shift and focus measured). `.ci/run` installs Chromium, chromedriver and
+/// day: the whole history, a steady reading place, layout shift and focus measured) and
+/// `matrix_sign_in_test.py` (a Matrix account on a real Synapse asking to sign in again). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
 @Suite("Dashboard page in Chromium", .serialized)
@@ -33,6 +34,19 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func thePageHoldsUpInDailyUse() async throws {
         try await runScript("daily_use_test.py", [ChildProcess.binaryPath("dashboard")])
+    }
+
+    /// Synapse's own Python, in the venv `.ci/run` makes.
+    static let synapsePython = repositoryRoot.appendingPathComponent(".build/synapse-venv/bin/python").path
+
+    static var synapsePresent: Bool {
+        FileManager.default.isExecutableFile(atPath: synapsePython) && (try? runQuietly(synapsePython, ["-c", "import synapse"])) == 0
+    }
+
+    @Test(.enabled(if: (toolsPresent && synapsePresent) || required,
+                   "needs chromium, chromium-driver, selenium and matrix-synapse in .build/synapse-venv (.ci/run installs them)"))
+    func aMatrixAccountAsksToSignInAgainInThePage() async throws {
+        try await runScript("matrix_sign_in_test.py", [ChildProcess.binaryPath("dashboard"), Self.synapsePython])
     }
 
     private func runScript(_ name: String, _ binaries: [String]) async throws {

@@ -1,0 +1,88 @@
+"""A Matrix account on a real Synapse, as a person meets it in the page: the dashboard knows no
+password, so the page asks to sign in again; they cancel, type a wrong password, then the right
+one, and see their room's messages arrive live.
+
+Usage: python3 matrix_sign_in_test.py DASHBOARD_BINARY SYNAPSE_PYTHON SCREENSHOT_DIR
+"""
+import os
+import sys
+import tempfile
+
+from browser_support import (Dashboard, assert_accessible, click, enabled, find, run_suite, shot, status_text, text_of, texts,
+                             visible, wait)
+from synapse_support import Synapse
+
+DASHBOARD, SYNAPSE_PYTHON, SHOTS = sys.argv[1], sys.argv[2], sys.argv[3]
+ALICE_PASSWORD = "alice correct horse"
+
+
+def dialog_open(driver, selector):
+    return driver.execute_script("return document.querySelector(arguments[0]).open", selector)
+
+
+def sign_in_with(driver, password):
+    """Clicks Sign in again in the alert, types `password` and presses Enter, as a person does."""
+    click(driver, find(driver, '#alert-actions button[data-option="sign-in"]'))
+    wait(driver, lambda: dialog_open(driver, "#sign-in"), message="the password form opens")
+    field = find(driver, "#sign-in-password")
+    assert driver.switch_to.active_element == field, "the focus is in the password field"
+    field.send_keys(password + "\n")
+
+
+def test_signing_in_again_from_the_page(context):
+    driver, synapse = context.driver, context.synapse
+    bob = synapse.login("bob", "bob password")
+    room = synapse.create_room(bob, "Lunch", ["@alice:localhost"])
+    synapse.join(synapse.login("alice", ALICE_PASSWORD), room)
+    synapse.send(bob, room, "hello alice")
+
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@alice:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": ""})
+    context.dashboard = dashboard
+    driver.get(dashboard.url)
+    wait(driver, lambda: dialog_open(driver, "#alert") and "Sign in" in text_of(driver, "#alert-title"), seconds=15,
+         message=lambda: f"the sign-in alert; title {text_of(driver, '#alert-title')!r}")
+    assert "not stored" in text_of(driver, "#alert-suggestion")
+    assert not visible(driver, "#pane-linked"), "Matrix has no linked account: its pane stays hidden"
+    assert_accessible(driver)
+
+    # Changing their mind: Cancel in the password form leaves the alert as it was.
+    click(driver, find(driver, '#alert-actions button[data-option="sign-in"]'))
+    wait(driver, lambda: dialog_open(driver, "#sign-in"), message="the password form opens")
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-sign-in-form")
+    click(driver, find(driver, "#sign-in-cancel"))
+    wait(driver, lambda: not dialog_open(driver, "#sign-in"), message="the form closes")
+    assert dialog_open(driver, "#alert"), "the alert stays"
+    assert driver.switch_to.active_element.get_attribute("data-option") == "sign-in", "the focus goes back to the button"
+
+    # A wrong password: it says so, and the button works again.
+    sign_in_with(driver, "not my password")
+    wait(driver, lambda: text_of(driver, "#alert-note").startswith("Still failing"), seconds=20, message="the failure is said")
+    assert "did not accept the password" in text_of(driver, "#alert-note")
+    wait(driver, lambda: enabled(driver, '#alert-actions button[data-option="sign-in"]'), message="Sign in again is on again")
+    assert find(driver, "#sign-in-password").get_attribute("value") == "", "the page keeps no copy of what was typed"
+
+    # The right one: the alert goes, the connection is live and the room's messages are there.
+    sign_in_with(driver, ALICE_PASSWORD)
+    wait(driver, lambda: not dialog_open(driver, "#alert"), seconds=20, message="the alert closes")
+    wait(driver, lambda: "hello alice" in texts(driver, "primary"), seconds=15, message=lambda: f"history shown; {texts(driver, 'primary')}")
+    wait(driver, lambda: status_text(driver).startswith("Live"), seconds=15, message=lambda: f"live; status {status_text(driver)!r}")
+    synapse.send(bob, room, "are you there?")
+    wait(driver, lambda: "are you there?" in texts(driver, "primary"), seconds=15, message="a new message arrives live")
+    assert not visible(driver, "#storage-meter"), "no quota, nothing to measure against: no meter"
+    assert text_of(driver, "#storage-text").endswith("used, no quota")
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-live")
+
+
+if __name__ == "__main__":
+    os.makedirs(SHOTS, exist_ok=True)
+    synapse = Synapse(SYNAPSE_PYTHON)
+    try:
+        synapse.register("alice", ALICE_PASSWORD)
+        synapse.register("bob", "bob password")
+
+        run_suite(globals(), SHOTS, synapse=synapse)
+    finally:
+        synapse.stop()

@@ -1,0 +1,126 @@
+"""A real Synapse homeserver for the browser tests: started on a free loopback port with a
+generated config (SQLite, registration by shared secret, rate limits out of the way), people
+registered and talking through the client-server API. Synapse runs in its own Python (the venv
+`.ci/run` makes); this module only drives it."""
+import base64
+import http.client
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+from browser_support import free_port
+
+
+class Synapse:
+    def __init__(self, python):
+        self.python = python
+        self.folder = tempfile.mkdtemp(prefix="browser-synapse-")
+        self.port = free_port()
+        self.secret = secrets.token_hex(16)
+        self._write_config()
+        self.process = subprocess.Popen([python, "-m", "synapse.app.homeserver", "-c", f"{self.folder}/homeserver.yaml"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.call("GET", "/_matrix/client/versions")
+                break
+            except (OSError, RuntimeError):
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError(f"Synapse did not start; see {self.folder}/homeserver.log")
+                time.sleep(0.1)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def _write_config(self):
+        unlimited = "{per_second: 100000, burst_count: 1000000}"
+        with open(f"{self.folder}/signing.key", "w") as f:
+            f.write("ed25519 a_test " + base64.b64encode(os.urandom(32)).decode().rstrip("=") + "\n")
+        with open(f"{self.folder}/log.yaml", "w") as f:
+            f.write("version: 1\nhandlers:\n  file:\n    class: logging.FileHandler\n"
+                    f"    filename: {self.folder}/homeserver.log\nroot:\n  level: WARNING\n  handlers: [file]\n"
+                    "disable_existing_loggers: false\n")
+        with open(f"{self.folder}/homeserver.yaml", "w") as f:
+            f.write(f"""server_name: localhost
+public_baseurl: "{self.url}/"
+listeners:
+  - port: {self.port}
+    bind_addresses: ["127.0.0.1"]
+    type: http
+    tls: false
+    resources:
+      - names: [client]
+        compress: false
+database:
+  name: sqlite3
+  args:
+    database: "{self.folder}/homeserver.db"
+log_config: "{self.folder}/log.yaml"
+media_store_path: "{self.folder}/media"
+signing_key_path: "{self.folder}/signing.key"
+registration_shared_secret: "{self.secret}"
+enable_registration: false
+report_stats: false
+macaroon_secret_key: "{secrets.token_hex(16)}"
+form_secret: "{secrets.token_hex(16)}"
+trusted_key_servers: []
+suppress_key_server_warning: true
+caches:
+  sync_response_cache_duration: 0
+rc_message: {unlimited}
+rc_login:
+  address: {unlimited}
+  account: {unlimited}
+  failed_attempts: {unlimited}
+rc_joins:
+  local: {unlimited}
+""")
+
+    def call(self, method, path, body=None, token=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        if response.status >= 300:
+            raise RuntimeError(f"{method} {path}: {response.status} {data[:200]!r}")
+        return json.loads(data) if data else {}
+
+    def register(self, user, password):
+        """Registers `user` by shared secret; returns the full id, `@user:localhost`."""
+        subprocess.run([self.python, "-m", "synapse._scripts.register_new_matrix_user", "-u", user, "-p", password, "--no-admin",
+                        "-k", self.secret, self.url], check=True, stdout=subprocess.DEVNULL)
+        return f"@{user}:localhost"
+
+    def login(self, user, password):
+        return self.call("POST", "/_matrix/client/v3/login", {"type": "m.login.password", "identifier": {"type": "m.id.user", "user": user},
+                                                              "password": password})["access_token"]
+
+    def create_room(self, token, name, invite):
+        return self.call("POST", "/_matrix/client/v3/createRoom", {"name": name, "invite": invite}, token=token)["room_id"]
+
+    def join(self, token, room):
+        self.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=token)
+
+    def send(self, token, room, text):
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
+        return self.call("PUT", path, {"msgtype": "m.text", "body": text}, token=token)["event_id"]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
