@@ -129,7 +129,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         }
         guard let password else { throw .unauthorized }
         let login: LoginResponse = try await call("POST", "/_matrix/client/v3/login", body: loginBody(password: password, deviceID: known?.deviceID),
-                                                  refusalIsUnauthorized: true)
+                                                  refusalIsUnauthorized: true, answerHoldsSecrets: true)
         let credentials = MatrixCredentials(accessToken: login.accessToken, deviceID: login.deviceId ?? known?.deviceID)
         state.withLock { $0.credentials = credentials }
         await keeper.save(credentials)
@@ -211,9 +211,11 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     }
 
     /// One call; every failure becomes an `UpstreamError` the engine decides on. The token travels
-    /// in the header only, so the target (which is logged at trace level) never holds a secret.
+    /// in the header only, so the target (which is logged at trace level) never holds a secret;
+    /// an answer that may hold one (a sign-in's token) is never quoted in an error's detail.
     private func call<Answer: Decodable>(_ method: String, _ target: String, token: String? = nil, body: [UInt8] = [],
-                                         timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false) async throws(UpstreamError) -> Answer {
+                                         timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false,
+                                         answerHoldsSecrets: Bool = false) async throws(UpstreamError) -> Answer {
         var request = HTTPClientRequest(method: method, target: basePath + target, body: body)
         request.headers.add("Accept", "application/json")
         if let token { request.headers.add("Authorization", "Bearer \(token)") }
@@ -237,6 +239,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
             do {
                 return try JSONDecoder().decode(Answer.self, from: Data(response.body))
             } catch {
+                if answerHoldsSecrets { throw .badResponse("\(method) \(path): not the JSON expected (\(response.body.count) bytes, not quoted)") }
                 throw .badResponse("\(method) \(path): not the JSON expected (\(error)); body starts \(String(decoding: response.body.prefix(60), as: UTF8.self).debugDescription)")
             }
         }
