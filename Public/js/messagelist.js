@@ -352,7 +352,7 @@ function messageRow(message) {
   const sent = new Date(message.sentAt);
   const when = Number.isNaN(sent.getTime()) ? message.sentAt : sent.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
   return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta", text: `${message.sender} · chat ${message.chatId} · ${when}` }),
+    element("div", { className: "meta", text: `${message.sender} · ${message.chatName ?? `chat ${message.chatId}`} · ${when}` }),
     element("div", { className: "text", text: message.text }),
   ]);
 }

@@ -130,6 +130,19 @@ public actor MessageStore {
                         try nameChat.run(.integer(account.rawValue), .integer(chatID), .text(name))
                     }
                 }
+                // An upstream that names chats may leave the name out when it did not change: the
+                // new messages carry the one kept.
+                if batch.contains(where: { $0.eventId != nil || $0.chatName != nil }) {
+                    let nameOf = try connection.statement("SELECT name FROM chats WHERE account = ?1 AND chat_id = ?2")
+                    var names: [Int64: String?] = [:]
+                    for index in fresh.indices {
+                        let chatID = fresh[index].chatId
+                        if names[chatID] == nil {
+                            names[chatID] = try nameOf.query([.integer(account.rawValue), .integer(chatID)]) { $0.isNull(at: 0) ? nil : $0.string(at: 0) }.first ?? nil
+                        }
+                        fresh[index].chatName = names[chatID] ?? nil
+                    }
+                }
                 if let cursor = cursor ?? cursors[account] {
                     try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
                                                                        highest == .min ? .null : .integer(highest))

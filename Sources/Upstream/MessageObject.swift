@@ -2,8 +2,9 @@ import JSONText
 
 extension JSONWriter {
     /// A message object with the protocol's fields (CONTRACT section 3), which the dashboard's
-    /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`.
-    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String) {
+    /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`, and `"chatName"`
+    /// after them when the chat has one.
+    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil) {
         raw(#"{"id":"#)
         number(id)
         raw(#","chatId":"#)
@@ -14,6 +15,10 @@ extension JSONWriter {
         string(text)
         raw(#","sentAt":"#)
         string(sentAt)
+        if let chatName {
+            raw(#","chatName":"#)
+            string(chatName)
+        }
         raw("}")
     }
 }

@@ -70,6 +70,8 @@ def test_signing_in_again_from_the_page(context):
     wait(driver, lambda: status_text(driver).startswith("Live"), seconds=15, message=lambda: f"live; status {status_text(driver)!r}")
     synapse.send(bob, room, "are you there?")
     wait(driver, lambda: "are you there?" in texts(driver, "primary"), seconds=15, message="a new message arrives live")
+    metas = driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] .meta')].map(e => e.textContent)")
+    assert all("· Lunch ·" in meta for meta in metas), f"each message says its room by name: {metas}"
     assert not visible(driver, "#storage-meter"), "no quota, nothing to measure against: no meter"
     assert text_of(driver, "#storage-text").endswith("used, no quota")
     assert_accessible(driver)

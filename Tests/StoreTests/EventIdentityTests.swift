@@ -44,9 +44,11 @@ struct EventIdentityTests {
 
     @Test func aChatKeepsTheNameTheUpstreamGaveLast() async throws {
         let store = try MessageStore(location: .file(path))
-        _ = try await store.apply(events(["$a"], name: "Lunch"), to: .primary, receivedAt: now, cursor: "s1")
-        _ = try await store.apply(events(["$b"]), to: .primary, receivedAt: now, cursor: "s2")
+        let named = try await store.apply(events(["$a"], name: "Lunch"), to: .primary, receivedAt: now, cursor: "s1")
+        let unnamed = try await store.apply(events(["$b"]), to: .primary, receivedAt: now, cursor: "s2")
         #expect(try await store.scalarTextForTesting("SELECT name FROM chats WHERE chat_id = 9") == "Lunch")
+        #expect(named.map(\.chatName) == ["Lunch"] && unnamed.map(\.chatName) == ["Lunch"], "a message left unnamed carries the name kept")
+        #expect(try await store.messages(of: .primary).messages.map(\.chatName) == ["Lunch", "Lunch"], "and so does every page")
         _ = try await store.apply(events(["$c"], name: "Lunch on Friday"), to: .primary, receivedAt: now, cursor: "s3")
         #expect(try await store.scalarTextForTesting("SELECT name FROM chats WHERE chat_id = 9") == "Lunch on Friday")
     }

@@ -54,7 +54,8 @@ struct MessagesEvent: Sendable {
         json.raw(#","messages":["#)
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
-            json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+            json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+                         chatName: message.chatName)
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

@@ -56,6 +56,8 @@ struct MessagePageBody: Codable, Sendable {
         var text: String
         var sentAt: String
         var receivedAt: String
+        /// Left out when the chat has no name.
+        var chatName: String?
     }
 
     var messages: [Message]
@@ -69,7 +71,7 @@ struct MessagePageBody: Codable, Sendable {
     static func messages(_ stored: [StoredMessage]) -> [Message] {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
-                    sentAt: $0.sentAt, receivedAt: $0.receivedAt)
+                    sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName)
         }
     }
 

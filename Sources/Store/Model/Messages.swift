@@ -41,8 +41,11 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var text: String
     public var sentAt: String
     public var receivedAt: String
+    /// The chat's name, when its upstream gave one (a Matrix room's).
+    public var chatName: String?
 
-    public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String) {
+    public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
+                chatName: String? = nil) {
         self.account = account
         self.id = id
         self.chatId = chatId
@@ -50,6 +53,7 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.text = text
         self.sentAt = sentAt
         self.receivedAt = receivedAt
+        self.chatName = chatName
     }
 }
 
