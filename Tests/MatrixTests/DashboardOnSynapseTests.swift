@@ -11,8 +11,9 @@ struct DashboardOnSynapseTests {
     static let alicePassword = "alice-secret-password"
 
     /// A homeserver with alice (whose account the dashboard syncs) and bob (who talks to her) in a
-    /// room named "Lunch".
-    struct World {
+    /// room named "Lunch". Gone with the test: Synapse is stopped and both folders removed when
+    /// the last reference goes.
+    final class World: Sendable {
         let server: SynapseServer
         let aliceID: String
         let bob: MatrixTestClient
@@ -33,6 +34,19 @@ struct DashboardOnSynapseTests {
             return World(server: server, aliceID: aliceID, bob: bob, room: room, folder: folder)
         }
 
+        private init(server: SynapseServer, aliceID: String, bob: MatrixTestClient, room: String, folder: URL) {
+            self.server = server
+            self.aliceID = aliceID
+            self.bob = bob
+            self.room = room
+            self.folder = folder
+        }
+
+        deinit {
+            // SynapseServer's own deinit kills it (if still running) and removes its folder.
+            try? FileManager.default.removeItem(at: folder)
+        }
+
         /// The dashboard syncing alice, always on, with quick backoff and a 5 s hold.
         func dashboard(password: String? = DashboardOnSynapseTests.alicePassword, timelineLimit: Int = 50) async throws -> RunningDashboard {
             try await RunningDashboard(["--port", "0", "--db", storePath, "--always-on", "--hold-seconds", "5",
@@ -42,10 +56,6 @@ struct DashboardOnSynapseTests {
                                        environment: password.map { ["LP_MATRIX_PASSWORD": $0] } ?? ["LP_MATRIX_PASSWORD": ""])
         }
 
-        func finish() async {
-            await server.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
     }
 
     /// One message as the feed told it.
@@ -87,7 +97,6 @@ struct DashboardOnSynapseTests {
 
     @Test func historyArrivesSilentlyThenBobsMessageNotifiesLive() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         for index in 1...5 { _ = try await world.bob.send(world.room, text: "before \(index)") }
 
         let dashboard = try await world.dashboard()
@@ -108,7 +117,6 @@ struct DashboardOnSynapseTests {
 
     @Test func twoThousandMessagesSentWhileStoppedAreAllStoredOnceInOrder() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         _ = try await world.bob.send(world.room, text: "before the stop")
         let first = try await world.dashboard(timelineLimit: 10)
         _ = try await Self.follow(first, from: 0) { $0.count >= 1 }
@@ -130,7 +138,6 @@ struct DashboardOnSynapseTests {
 
     @Test func aHomeserverKilledDuringAHeldSyncComesBackAndNothingIsLost() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         let dashboard = try await world.dashboard()
         var state = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
         #expect(state[path: "connection", "state"] as? String == "live")
@@ -155,7 +162,6 @@ struct DashboardOnSynapseTests {
 
     @Test func aTokenSignedOutElsewhereIsReplacedSilentlyAsTheSameDevice() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         let dashboard = try await world.dashboard()
         let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
 
@@ -180,7 +186,6 @@ struct DashboardOnSynapseTests {
 
     @Test func withoutAPasswordARefusedTokenAsksToSignInAgainAndThePasswordTypedWorks() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         let first = try await world.dashboard()
         _ = try await first.state { $0[path: "connection", "state"] as? String == "live" }
         _ = await first.stop()
@@ -210,7 +215,6 @@ struct DashboardOnSynapseTests {
     @Test func aRateLimitedSignInWaitsAtLeastAsLongAsTheHomeserverAsks() async throws {
         // Three sign-ins from this address, then one per 5 s: bob's, alice's elsewhere and the dashboard's first.
         let world = try await World.make(rcLogin: SynapseServer.RateLimit(perSecond: 0.2, burstCount: 4))
-        defer { Task { await world.finish() } }
         let dashboard = try await world.dashboard()
         _ = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
         let elsewhere = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
@@ -237,7 +241,6 @@ struct DashboardOnSynapseTests {
 
     @Test func htmlAndLongMessagesAreStoredAsTheTextTheyCarry() async throws {
         let world = try await World.make()
-        defer { Task { await world.finish() } }
         let dashboard = try await world.dashboard()
         let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
         let html = "<script>alert(1)</script> & <b>bold</b>"
