@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "dashboard", targets: ["dashboard"]),
         .executable(name: "chat-server", targets: ["chat-server"]),
         .executable(name: "lp-bench", targets: ["lp-bench"]),
+        .executable(name: "https-fetch", targets: ["https-fetch"]),
     ],
     targets: [
         // Syscalls that Glibc does not export to Swift (epoll, accept4, eventfd).
@@ -44,7 +45,9 @@ let package = Package(
         // The dashboard application: routes, security policy, problem+json.
         .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "MatrixClient", "ChatSimulator", "Platform", "Logging"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "MatrixClient", "ChatSimulator", "Platform", "Logging", "https-fetch"]),
+        // One HTTPS request through URLSession per process, so that its traps cannot reach the dashboard.
+        .executableTarget(name: "https-fetch"),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Platform", "Logging"]),
         .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).

@@ -22,8 +22,9 @@ public protocol MatrixCredentialKeeper: Sendable {
     func save(_ credentials: MatrixCredentials) async
 }
 
-/// `UpstreamAPI` for a Matrix homeserver's client-server API (CONTRACT section 8), over the
-/// project's own HTTP client (plain `http://`; see `HTTPUpstreamClient` for why not URLSession).
+/// `UpstreamAPI` for a Matrix homeserver's client-server API (CONTRACT section 8): `http://` over
+/// the project's own HTTP client, `https://` through URLSession contained in a child process per
+/// request (`ChildProcessTLSConnection`).
 ///
 /// One stream (the signed-in user; Matrix has no linked account), whose cursor is the sync's
 /// `next_batch`. Each answer says what it is, since Matrix has no "newest id" to compare with: the
@@ -60,9 +61,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     }
 
     private let user: String
-    private let client: HTTPClient
-    private let host: String
-    private let port: Int
+    private let connection: any HomeserverConnection
     private let basePath: String
     private let keeper: any MatrixCredentialKeeper
     private let timelineLimit: Int
@@ -70,14 +69,21 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     private let log = Logger("matrix")
 
     /// - Parameters:
-    ///   - homeserver: `http://host:port` (the `matrix+` of `--upstream` taken off).
+    ///   - homeserver: `http://host:port` or `https://host:port` (the `matrix+` of `--upstream` taken off).
+    ///   - tlsHelper: the `https-fetch` executable, for `https://` (default: beside this program).
     ///   - timelineLimit: events per room in a sync; a longer stretch is a gap, filled.
-    public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, timelineLimit: Int = 50) {
+    public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, tlsHelper: String? = nil,
+                timelineLimit: Int = 50) {
         self.homeserver = homeserver
         self.user = signIn.user
-        self.client = HTTPClient(loop: loop)
-        self.host = homeserver.host ?? "127.0.0.1"
-        self.port = homeserver.port ?? 80
+        let host = homeserver.host ?? "127.0.0.1"
+        if homeserver.scheme == "https" {
+            let authority = host.contains(":") ? "[\(host)]" : host
+            connection = ChildProcessTLSConnection(origin: "https://\(authority)" + (homeserver.port.map { ":\($0)" } ?? ""),
+                                                   helper: tlsHelper ?? Self.siblingHelper())
+        } else {
+            connection = PlainConnection(client: HTTPClient(loop: loop), host: host, port: homeserver.port ?? 80)
+        }
         let path = homeserver.path
         self.basePath = path.hasSuffix("/") ? String(path.dropLast()) : path
         self.keeper = keeper
@@ -203,6 +209,11 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         return Array((try? JSONSerialization.data(withJSONObject: body)) ?? Data())
     }
 
+    /// `https-fetch` in the folder of the running executable (the package's products share one).
+    static func siblingHelper() -> String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("https-fetch").path
+    }
+
     /// Percent-encodes a path segment or query value (room ids hold `!` and `:`, tokens anything).
     static func encode(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
@@ -224,7 +235,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         log.trace("-> \(method) \(path)")
         let response: HTTPClientResponse
         do {
-            response = try await client.send(request, host: host, port: port, timeout: timeout)
+            response = try await connection.send(request, timeout: timeout)
         } catch {
             log.debug("<- \(method) \(path) failed: \(error)")
             switch error {

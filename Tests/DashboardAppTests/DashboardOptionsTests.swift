@@ -69,8 +69,9 @@ struct DashboardOptionsTests {
         (["--host="], "--host needs a non-empty address"),
         (["--db="], "--db needs a path or :memory:"),
         (["--upstream", "matrix+http://127.0.0.1:8008"], "--upstream matrix+http:// needs --matrix-user"),
-        (["--upstream", "matrix+https://matrix.org"], "--upstream matrix+https:// is not supported yet"),
-        (["--upstream", "ftp://x"], "--upstream must be an http:// or matrix+http:// URL"),
+        (["--upstream", "matrix+https://matrix.org"], "--upstream matrix+https:// needs --matrix-user"),
+        (["--upstream", "ftp://x"], "--upstream must be an http://, matrix+http:// or matrix+https:// URL"),
+        (["--upstream", "https://x"], "--upstream must be an http://, matrix+http:// or matrix+https:// URL"),
         (["--matrix-user", "@a:b"], "--matrix-user is for a Matrix upstream"),
         (["--upstream", "matrix+http://h:1", "--matrix-user", "alice"], "--matrix-user must be a full Matrix user id"),
         (["--upstream", "matrix+http://h:1", "--matrix-user", "@:b"], "--matrix-user must be a full Matrix user id"),
@@ -88,6 +89,8 @@ struct DashboardOptionsTests {
         #expect(parsed.matrixUser == "@alice:example.org")
         #expect(parsed.matrixTimelineLimit == 10)
         #expect(try options([]).matrixTimelineLimit == 50)
+        #expect(try options(["--upstream", "matrix+https://matrix.example.org", "--matrix-user", "@a:example.org"]).upstream
+                == "matrix+https://matrix.example.org/")
     }
 
     @Test func helpMentionsEveryFlagItAccepts() {

@@ -79,6 +79,9 @@ public final class ChildProcess: Sendable {
 
     public var pid: Int32 { process.processIdentifier }
 
+    /// Whether it has not exited yet (a pid is not signalled after its process is gone).
+    public var isRunning: Bool { process.isRunning }
+
     /// The next line the process writes to stdout, or nil when stdout closed first.
     public func nextLine() async -> String? {
         for await line in stdoutLines { return line }

@@ -11,8 +11,13 @@ public final class RunningDashboard: Sendable {
     /// The access token from the ready line (nil with `--no-auth`).
     public let token: String?
 
-    public init(_ arguments: [String], environment: [String: String] = [:]) async throws {
-        process = try ChildProcess("dashboard", arguments, environment: environment)
+    public convenience init(_ arguments: [String], environment: [String: String] = [:]) async throws {
+        try await self.init(process: try ChildProcess("dashboard", arguments, environment: environment))
+    }
+
+    /// The dashboard started some other way (e.g. by `unshare`, which then `exec`s it).
+    public init(process: ChildProcess) async throws {
+        self.process = process
         var line = await process.nextLine() ?? ""
         var simulator: Int?
         if line.hasPrefix("simulator listening on ") {
@@ -102,6 +107,11 @@ public final class RunningDashboard: Sendable {
             state = try await json("/api/state")
         }
         return state
+    }
+
+    deinit {
+        // A test that failed before `stop()` leaves no dashboard behind.
+        if process.isRunning { process.signal(SIGKILL) }
     }
 
     /// Stops it with SIGTERM and returns how it exited.

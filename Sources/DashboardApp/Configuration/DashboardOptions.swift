@@ -63,8 +63,9 @@ public struct DashboardOptions: Sendable, Equatable {
                              simulator on a free loopback port; it prints
                              "simulator listening on http://127.0.0.1:PORT/" first):
                              http://HOST:PORT for this project's chat-server protocol, or
-                             matrix+http://HOST:PORT for a Matrix homeserver (with --matrix-user;
-                             https is not supported yet: put a local TLS proxy in front)
+                             matrix+https://HOST[:PORT] (or matrix+http:// on a trusted network)
+                             for a Matrix homeserver, with --matrix-user; its certificate must be
+                             trusted by the system's store (/etc/ssl/certs)
           --matrix-user ID   the Matrix account to sync, e.g. @alice:example.org; the password
                              is read from the environment variable LP_MATRIX_PASSWORD, or an
                              access token from LP_MATRIX_TOKEN (never from the command line);
@@ -146,11 +147,8 @@ public struct DashboardOptions: Sendable, Equatable {
                 options.database = path
             case "--upstream":
                 let text = try value()
-                if text.hasPrefix("matrix+https://") {
-                    throw UsageError(message: "--upstream matrix+https:// is not supported yet; reach the homeserver through a local TLS proxy at matrix+http://127.0.0.1:PORT")
-                }
-                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "matrix+http", url.host != nil else {
-                    throw UsageError(message: "--upstream must be an http:// or matrix+http:// URL (https is not supported), not \(text.debugDescription)")
+                guard let url = URL(string: text), ["http", "matrix+http", "matrix+https"].contains(url.scheme), url.host != nil else {
+                    throw UsageError(message: "--upstream must be an http://, matrix+http:// or matrix+https:// URL, not \(text.debugDescription)")
                 }
                 options.upstream = text.hasSuffix("/") ? text : text + "/"
             case "--matrix-user":
@@ -205,10 +203,10 @@ public struct DashboardOptions: Sendable, Equatable {
         }
         let isMatrix = options.upstream?.hasPrefix("matrix+") ?? false
         if isMatrix && options.matrixUser == nil {
-            throw UsageError(message: "--upstream matrix+http:// needs --matrix-user @name:server")
+            throw UsageError(message: "--upstream \(options.upstream?.hasPrefix("matrix+https") == true ? "matrix+https" : "matrix+http"):// needs --matrix-user @name:server")
         }
         if !isMatrix && options.matrixUser != nil {
-            throw UsageError(message: "--matrix-user is for a Matrix upstream: give --upstream matrix+http://HOST:PORT")
+            throw UsageError(message: "--matrix-user is for a Matrix upstream: give --upstream matrix+https://HOST (or matrix+http://)")
         }
         if options.backoffCapMilliseconds < options.backoffBaseMilliseconds {
             throw UsageError(message: "--backoff-cap-ms (\(options.backoffCapMilliseconds)) must not be below --backoff-base-ms (\(options.backoffBaseMilliseconds))")

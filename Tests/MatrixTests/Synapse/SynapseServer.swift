@@ -389,7 +389,7 @@ final class SynapseServer: Sendable {
     }
 
     /// A port no one listens on now: bind 127.0.0.1:0, read the port the kernel chose, close.
-    private static func freeLoopbackPort() throws -> Int {
+    static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SynapseError.noFreePort(errno) }
         defer { close(fd) }
