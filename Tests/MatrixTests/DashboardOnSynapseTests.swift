@@ -108,11 +108,19 @@ struct DashboardOnSynapseTests {
         let live = try await Self.follow(dashboard, from: first.seq) { !$0.isEmpty }
         #expect(live.heard == [Heard(text: "are you coming?", notify: true, caughtUp: false)])
 
+        let answers = try await [dashboard.json("/api/state"), dashboard.json("/api/messages?account=primary"), dashboard.json("/api/session")]
+            .map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
         let exit = await dashboard.stop()
         let stored = try await Self.stored(at: world.storePath)
         #expect(stored.texts == (1...5).map { "before \($0)" } + ["are you coming?"])
         #expect(stored.chatNames == ["Lunch"], "a room is a chat with its name")
-        #expect(!exit.stderr.contains(Self.alicePassword), "the password is never logged")
+        let store = try MessageStore(location: .file(world.storePath))
+        let token = try #require(try await store.credential("matrix.access_token"), "the token is kept for the next start")
+        await store.close()
+        for secret in [Self.alicePassword, token] {
+            #expect(!exit.stderr.contains(secret), "never in the log, even at debug level")
+            #expect(!answers.contains { $0.contains(secret) }, "never in an API answer")
+        }
     }
 
     @Test func twoThousandMessagesSentWhileStoppedAreAllStoredOnceInOrder() async throws {
