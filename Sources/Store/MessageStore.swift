@@ -30,6 +30,7 @@ public struct FreeSpacePlan: Sendable, Equatable {
 public actor MessageStore {
     public let location: StoreLocation
     private let connection: SQLiteConnection
+    var connectionForReading: SQLiteConnection { connection }
     /// Mirrors of what is in the database, read without a query on every batch.
     private var usage: StorageUsage
     /// Per stream: where it resumes (opaque, the upstream's) and the newest message id stored.
@@ -533,6 +534,16 @@ public actor MessageStore {
 
     func scalarForTesting(_ sql: String) throws -> Int64? {
         try connection.scalarInt(sql)
+    }
+
+    /// FTS5's integrity check of the search index passes.
+    func searchIndexIsSound() throws -> Bool {
+        do {
+            try connection.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
+            return true
+        } catch {
+            return false
+        }
     }
 
     func scalarTextForTesting(_ sql: String) throws -> String? {

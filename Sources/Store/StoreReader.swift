@@ -4,6 +4,7 @@ import SQLite
 /// behind the writer: in WAL mode it reads the last committed state while a batch is being written.
 public actor StoreReader {
     private let connection: SQLiteConnection
+    var connectionForReading: SQLiteConnection { connection }
 
     /// Only for `.file` stores; a memory store has nothing a second connection could see.
     public init(path: String) throws(StoreError) {

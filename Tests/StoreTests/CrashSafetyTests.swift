@@ -36,6 +36,9 @@ struct CrashSafetyTests {
             #expect(count == cursor, "round \(round): ids 1...cursor are all there, none twice, no torn batch")
             #expect(cursor >= highestReported, "round \(round): every batch reported committed survived")
             #expect(try await store.scannedUsage() == store.storageUsage().usedBytes, "round \(round): usage matches")
+            #expect(try await store.scalarForTesting("SELECT count(*) FROM message_search") == count,
+                    "round \(round): the search index holds exactly the stored messages")
+            #expect(try await store.searchIndexIsSound(), "round \(round): FTS5's own integrity check")
         }
     }
 }

@@ -1,0 +1,69 @@
+import SQLite
+
+/// One search result: the message and the snippet to show for it.
+public struct SearchResult: Sendable, Equatable {
+    public var message: StoredMessage
+    public var snippet: [SnippetPiece]
+}
+
+/// A page of results, best first then newest; `next` is where the next page starts (nil: no more).
+public struct SearchPage: Sendable, Equatable {
+    public var results: [SearchResult]
+    public var next: Int?
+}
+
+/// Why a search gave no page: the query cannot be read (the person's to fix), or the store failed.
+public enum SearchFailure: Error, Sendable {
+    case query(SearchQueryError)
+    case store(StoreError)
+}
+
+enum SearchQueries {
+    /// Matches of `query` among `account`'s messages (one chat's, when given), ranked by FTS5's
+    /// bm25, ties newest first; `offset` results skipped.
+    static func search(_ connection: SQLiteConnection, _ query: SearchQuery, account: AccountRole, chat: Int64?, offset: Int,
+                       limit: Int) throws(SearchFailure) -> SearchPage {
+        let limit = max(1, limit)
+        do {
+            let statement = try connection.statement("""
+                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name
+                FROM message_search s
+                JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
+                LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
+                WHERE message_search MATCH ?1 AND (s.rowid & 1) = ?2 AND (?3 IS NULL OR m.chat_id = ?3)
+                ORDER BY s.rank, m.id DESC LIMIT ?4 OFFSET ?5
+                """)
+            var rows = try statement.query([.text(query.expression), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
+                                            .integer(Int64(limit + 1)), .integer(Int64(max(0, offset)))]) {
+                StoredMessage(account: account, id: $0.int64(at: 0), chatId: $0.int64(at: 1), sender: $0.string(at: 2),
+                              text: $0.string(at: 3), sentAt: $0.string(at: 4), receivedAt: $0.string(at: 5),
+                              chatName: $0.isNull(at: 6) ? nil : $0.string(at: 6))
+            }
+            let hasMore = rows.count > limit
+            if hasMore { rows.removeLast() }
+            return SearchPage(results: rows.map { SearchResult(message: $0, snippet: Snippet.pieces(of: $0.text, matching: query.terms)) },
+                              next: hasMore ? max(0, offset) + limit : nil)
+        } catch let error as SQLiteError where error.primaryCode == 1 {  // SQLITE_ERROR
+            // FTS5's own parser said no: the query's words, not the store.
+            throw .query(.unreadable(error.message))
+        } catch {
+            throw .store(MessageStore.storeError(error, usage: nil, needed: 0))
+        }
+    }
+}
+
+extension MessageStore {
+    /// Full-text search of the local copy (see ``SearchQuery`` for what can be typed).
+    public func search(_ query: SearchQuery, account: AccountRole, chat: Int64? = nil, offset: Int = 0,
+                       limit: Int = 20) throws(SearchFailure) -> SearchPage {
+        try SearchQueries.search(connectionForReading, query, account: account, chat: chat, offset: offset, limit: limit)
+    }
+}
+
+extension StoreReader {
+    /// As ``MessageStore/search(_:account:chat:offset:limit:)``, without waiting behind the writer.
+    public func search(_ query: SearchQuery, account: AccountRole, chat: Int64? = nil, offset: Int = 0,
+                       limit: Int = 20) throws(SearchFailure) -> SearchPage {
+        try SearchQueries.search(connectionForReading, query, account: account, chat: chat, offset: offset, limit: limit)
+    }
+}
