@@ -37,6 +37,12 @@ public struct DashboardApp: HTTPResponder {
             }
             return try await services.store.messages(of: account, before: before, limit: limit)
         }).register(in: &router)
+        SearchRoutes(search: { query, account, chat, offset, limit throws(SearchFailure) in
+            if let reader = services.reader {
+                return try await reader.search(query, account: account, chat: chat, offset: offset, limit: limit)
+            }
+            return try await services.store.search(query, account: account, chat: chat, offset: offset, limit: limit)
+        }).register(in: &router)
         let state = StateRoutes(services: services)
         state.register(in: &router)
         let polls = PollRoutes(feed: services.feed, state: state)

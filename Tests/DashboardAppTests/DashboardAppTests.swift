@@ -331,6 +331,31 @@ struct DashboardAppTests {
         #expect(try problem(response).status == 400)
     }
 
+    // MARK: Search
+
+    @Test func searchFindsStoredWordsWithSnippetsAsTextPieces() async throws {
+        try await seed(1...5, to: .primary)
+        let (response, body) = try await page("/api/search?q=m3&account=primary")
+        #expect(response.status == .ok)
+        let results = try #require(body["results"] as? [[String: Any]])
+        #expect(results.count == 1)
+        #expect((results.first?["message"] as? [String: Any])?["id"] as? Int == 3)
+        let pieces = try #require(results.first?["snippet"] as? [[String: Any]])
+        #expect(pieces.compactMap { $0["text"] as? String }.joined() == "<b>m3</b>", "the text as it is, in pieces")
+        #expect(pieces.filter { $0["match"] as? Bool == true }.compactMap { $0["text"] as? String } == ["m3"])
+        #expect(body["next"] is NSNull)
+    }
+
+    @Test(arguments: ["/api/search?q=%22m3", "/api/search?q=", "/api/search?q=(m3", "/api/search?q=OR", "/api/search?q=m3&account=other",
+                      "/api/search?q=m3&limit=0", "/api/search?q=m3&before=x", "/api/search?q=m3&chat=x"])
+    func searchesThatCannotBeReadAre400WithAPlainReason(_ target: String) async throws {
+        try await seed(1...2, to: .primary)
+        let response = try await send("GET", target)
+        #expect(response.status == .badRequest)
+        let detail = try problem(response).detail ?? ""
+        #expect(!detail.isEmpty && !detail.lowercased().contains("fts5") && !detail.lowercased().contains("sqlite"), "\(detail)")
+    }
+
     // MARK: State and engine controls
 
     @Test func stateIsASnapshotWithEveryPart() async throws {

@@ -1,0 +1,99 @@
+import Foundation
+import HTTPCore
+import Store
+
+/// `GET /api/search?q=TEXT&account=...&chat=ID&before=...&limit=N` (CONTRACT section 9): full-text
+/// matches in the local copy, best first then newest, with snippets as text pieces. `before` is the
+/// `next` of the previous page. A search that cannot be read is a 400 that says why.
+struct SearchRoutes {
+    /// Where searches run: the read-only companion connection when there is one.
+    let search: @Sendable (SearchQuery, AccountRole, Int64?, Int, Int) async throws(SearchFailure) -> SearchPage
+
+    static let defaultLimit = 20
+    static let maxLimit = 100
+
+    func register(in router: inout Router) {
+        router.add("GET", "/api/search") { request, _, _ in
+            try await results(request)
+        }
+    }
+
+    private func results(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
+            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        }
+        let query: SearchQuery
+        do {
+            query = try SearchQuery(request.queryValue("q") ?? "")
+        } catch {
+            return Self.unreadable(error)
+        }
+        var chat: Int64?
+        if let text = request.queryValue("chat") {
+            guard let value = Int64(text) else { return Problem(status: .badRequest, detail: "chat must be a chat id.").response }
+            chat = value
+        }
+        var offset = 0
+        if let text = request.queryValue("before") {
+            guard let value = Int(text), value >= 0 else {
+                return Problem(status: .badRequest, detail: "before must be the next of the previous page.").response
+            }
+            offset = value
+        }
+        var limit = Self.defaultLimit
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
+                return Problem(status: .badRequest, detail: "limit must be a number from 1 to \(Self.maxLimit).").response
+            }
+            limit = value
+        }
+        let page: SearchPage
+        do throws(SearchFailure) {
+            page = try await search(query, account, chat, offset, limit)
+        } catch {
+            switch error {
+            case .query(let reason):
+                return Self.unreadable(reason)
+            case .store:
+                return Problem(type: "/problems/storage-error", title: "The local copy cannot be searched", status: .internalServerError,
+                               detail: "The local copy could not be read. Try again in a moment.").response
+            }
+        }
+        return try JSONResponse.make(SearchPageBody(page))
+    }
+
+    private static func unreadable(_ reason: SearchQueryError) -> HTTPResponse {
+        Problem(type: "/problems/search-unreadable", title: "The search cannot be read", status: .badRequest, detail: reason.description).response
+    }
+}
+
+/// `{"results": [{"message": {...}, "snippet": [{"text", "match"}...]}...], "next": N | null}`.
+struct SearchPageBody: Encodable, Sendable {
+    struct Result: Encodable, Sendable {
+        var message: MessagePageBody.Message
+        var snippet: [Piece]
+    }
+
+    struct Piece: Encodable, Sendable {
+        var text: String
+        var match: Bool
+    }
+
+    var results: [Result]
+    var next: String?
+
+    init(_ page: SearchPage) {
+        results = page.results.map { result in
+            Result(message: MessagePageBody.messages([result.message])[0], snippet: result.snippet.map { Piece(text: $0.text, match: $0.match) })
+        }
+        next = page.next.map(String.init)
+    }
+
+    enum CodingKeys: String, CodingKey { case results, next }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(results, forKey: .results)
+        try container.encode(next, forKey: .next)  // null, not absent, on the last page
+    }
+}
