@@ -15,6 +15,7 @@ import {
 import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./history.js";
 import { MessageList } from "./messagelist.js";
 import { startPolling } from "./poll.js";
+import { wireSearch } from "./search.js";
 import { messagesToast, toast } from "./toasts.js";
 import {
   element, formatBytes, hideBanner, recordHistory, renderStorage, showAge, showBanner, showLinkedPane, showStatus,
@@ -770,6 +771,7 @@ function start(session, snapshot) {
   if (!wired) {
     wired = true;
     wireControls();
+    wireSearch();
     if (session.simulator) wireSimulator();
   }
   poller?.stop();

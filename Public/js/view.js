@@ -113,6 +113,12 @@ export function updateCountdown() {
 
 export function showLinkedPane(visible) {
   $("#pane-linked").hidden = !visible;
+  // Search offers the linked account only while there is one.
+  const account = $("#search-account");
+  if (account) {
+    account.hidden = !visible;
+    if (!visible) account.value = "primary";
+  }
 }
 
 // Storage

@@ -71,7 +71,13 @@ enum IngestBenchmark {
         let schemaPath = folder + "/schema.sqlite"
         _ = try MessageStore(location: .file(schemaPath))
         let connection = try SQLiteConnection(path: schemaPath)
-        let schema = try connection.statement("SELECT sql || ';' FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        // A virtual table (the FTS5 search index) makes its own shadow tables: they are not repeated.
+        let schema = try connection.statement("""
+            SELECT sql || ';' FROM sqlite_master AS entry WHERE sql IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM sqlite_master AS virtual WHERE virtual.sql LIKE 'CREATE VIRTUAL TABLE%'
+                AND entry.type = 'table' AND entry.name LIKE virtual.name || '\\_%' ESCAPE '\\')
+            ORDER BY rowid
+            """)
             .query { $0.string(at: 0) }.joined(separator: "\n")
         connection.close()
         let statements: [String: String] = [

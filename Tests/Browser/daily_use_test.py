@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    Dashboard, accessibility_problems, browser, click, console_errors, enabled, find, free_port, loaded, loaded_range,
+    Dashboard, accessibility_problems, browser, click, console_errors, enabled, find, find_all, free_port, loaded, loaded_range,
     open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -497,6 +497,34 @@ def test_the_simulator_panel_shows_the_simulator_after_a_reload_and_fill_works_a
         click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
         wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, '[data-view-for="primary"] .error-view'), seconds=15,
              message="bought")
+
+
+def test_search_finds_words_as_they_are_typed_and_says_why_it_cannot_read_a_search(context):
+    dashboard, driver = start(context)
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 30, "text": "an ordinary message"})
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 1, "text": "<b>Crème brûlée</b> for lunch?"})
+    wait(driver, lambda: loaded(driver, "primary") == 31, message="31 shown")
+    field = find(driver, "#search-field")
+    click(driver, field)
+    for key in "creme bru":  # typed as a person types: a prefix while the word is unfinished
+        field.send_keys(key)
+    wait(driver, lambda: text_of(driver, "#search-count") == "1 match.", message=lambda: f"one match; {text_of(driver, '#search-count')!r}")
+    marks = driver.execute_script("return [...document.querySelectorAll('#search-results mark')].map(m => m.textContent)")
+    assert marks == ["Crème", "brûlée"], marks
+    snippet = text_of(driver, "#search-results .search-snippet")
+    assert snippet == "<b>Crème brûlée</b> for lunch?", f"the message's text as text, markup and all: {snippet!r}"
+    assert not find_all(driver, "#search-results b"), "nothing from a message becomes an element"
+    accessible_at_both_widths(driver, "search results")
+
+    field.clear()
+    field.send_keys('"ordinary')
+    wait(driver, lambda: "quotation mark" in text_of(driver, "#search-count"), message="the reason a search cannot be read")
+    assert not find_all(driver, "#search-results li")
+    field.send_keys('"')
+    wait(driver, lambda: text_of(driver, "#search-count") == "20 matches (the 20 best).", message=lambda: text_of(driver, "#search-count"))
+    field.clear()
+    field.send_keys("nothing like this")
+    wait(driver, lambda: text_of(driver, "#search-count") == "No stored message matches.", message="no match said")
 
 
 def test_at_1920_pixels_the_header_lines_up_with_the_content(context):

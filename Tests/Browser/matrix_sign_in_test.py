@@ -44,6 +44,7 @@ def test_signing_in_again_from_the_page(context):
          message=lambda: f"the sign-in alert; title {text_of(driver, '#alert-title')!r}")
     assert "not stored" in text_of(driver, "#alert-suggestion")
     assert not visible(driver, "#pane-linked"), "Matrix has no linked account: its pane stays hidden"
+    assert not visible(driver, "#search-account"), "nor is it offered to search"
     assert_accessible(driver)
 
     # Changing their mind: Cancel in the password form leaves the alert as it was.

@@ -1,0 +1,67 @@
+// The search card: full-text search of the local copy as the person types (debounced), results
+// as a list with a live count; matches are <mark>ed text nodes, never HTML from the server.
+
+import { getJSON, HttpError } from "./api.js";
+import { element } from "./view.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+const DEBOUNCE_MS = 250;
+let timer = null;
+let asked = 0; // the newest request: older answers that arrive late are dropped
+
+export function wireSearch() {
+  const field = $("#search-field");
+  const run = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => search(field.value), DEBOUNCE_MS);
+  };
+  field.addEventListener("input", run);
+  $("#search-account").addEventListener("change", run);
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(timer);
+    search(field.value);
+  });
+}
+
+async function search(text) {
+  const request = ++asked;
+  const list = $("#search-results");
+  const count = $("#search-count");
+  if (!text.trim()) {
+    list.replaceChildren();
+    count.textContent = "";
+    return;
+  }
+  const account = $("#search-account").value;
+  let answer;
+  try {
+    answer = await getJSON(`/api/search?q=${encodeURIComponent(text)}&account=${account}&limit=20`);
+  } catch (failure) {
+    if (request !== asked) return;
+    list.replaceChildren();
+    count.textContent = failure instanceof HttpError && failure.status === 400 && failure.body?.detail
+      ? failure.body.detail
+      : "The search did not go through. Try again in a moment.";
+    return;
+  }
+  if (request !== asked) return;
+  const results = Array.isArray(answer.results) ? answer.results : [];
+  list.replaceChildren(...results.map(resultItem));
+  const more = answer.next != null ? " (the 20 best)" : "";
+  count.textContent = results.length === 0 ? "No stored message matches." : `${results.length} ${results.length === 1 ? "match" : "matches"}${more}.`;
+}
+
+function resultItem({ message, snippet }) {
+  const text = element("p", { className: "search-snippet" });
+  for (const piece of Array.isArray(snippet) ? snippet : []) {
+    text.append(piece.match ? element("mark", { text: String(piece.text) }) : document.createTextNode(String(piece.text)));
+  }
+  const when = new Date(message.sentAt).toLocaleString();
+  const chat = message.chatName ?? `chat ${message.chatId}`;
+  return element("li", { className: "search-result" }, [
+    element("div", { className: "meta", text: `${message.sender} · ${chat} · ${when}` }),
+    text,
+  ]);
+}
