@@ -83,6 +83,7 @@ public actor MessageStore {
             fresh = try connection.transaction { () throws -> [StoredMessage] in
                 let insert = try connection.statement(StoreSQL.insertMessage)
                 let insertEvent = try connection.statement(StoreSQL.insertEventMessage)
+                let index = try connection.statement(StoreSQL.indexMessage)
                 var fresh: [StoredMessage] = []
                 fresh.reserveCapacity(batch.count)
                 var chats: [Int64: (count: Int64, lastID: Int64)] = [:]
@@ -113,6 +114,10 @@ public actor MessageStore {
                     if message.eventId != nil { lastLocalID = id }
                     highest = max(highest, id)
                     addedBytes += size
+                    index.bind(id &* 2 &+ Int64(account.rawValue), at: 1)
+                    index.bind(message.text, at: 2)
+                    try index.step()
+                    index.reset(clearingBindings: false)
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
                     let chat = chats[message.chatId] ?? (0, Int64.min)

@@ -86,6 +86,7 @@ enum IngestBenchmark {
             "chat": StoreSQL.upsertChat,
             "cursor": StoreSQL.saveCursor,
             "usage": StoreSQL.addUsedBytes,
+            "index": StoreSQL.indexMessage,
         ]
         let json = String(decoding: try JSONEncoder().encode(statements), as: UTF8.self)
         let script = """
@@ -117,6 +118,7 @@ enum IngestBenchmark {
             for rows in prepared:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany(SQL["insert"], rows)
+                db.executemany(SQL["index"], [(r[1] * 2 + r[0], r[4]) for r in rows])
                 chats = {}
                 for r in rows:
                     count, last = chats.get(r[2], (0, 0))

@@ -91,15 +91,14 @@ enum Migrations {
         ) WITHOUT ROWID;
         """,
         // 7: full-text search. An FTS5 index of the messages' text (accents folded), keyed by
-        // id * 2 + account; it holds no copy of the text. Triggers keep it in the very
-        // statements (and so the transactions) that insert or delete messages: batches, Free
-        // space, purges, resets. What is stored already is indexed here.
+        // id * 2 + account; it holds no copy of the text. A batch indexes its new messages in its
+        // own transaction (`StoreSQL.indexMessage`: an insert trigger would cost FTS5 a savepoint,
+        // and so a segment, per row, measured ten times slower); a trigger takes deleted messages
+        // out in the very statements that delete them (Free space, purges, resets). What is stored
+        // already is indexed here.
         """
         CREATE VIRTUAL TABLE message_search USING fts5(text, content = '', tokenize = 'unicode61 remove_diacritics 2');
         INSERT INTO message_search (rowid, text) SELECT id * 2 + account, text FROM messages;
-        CREATE TRIGGER messages_indexed AFTER INSERT ON messages BEGIN
-            INSERT INTO message_search (rowid, text) VALUES (new.id * 2 + new.account, new.text);
-        END;
         CREATE TRIGGER messages_unindexed AFTER DELETE ON messages BEGIN
             INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', old.id * 2 + old.account, old.text);
         END;

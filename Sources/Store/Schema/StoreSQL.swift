@@ -23,5 +23,7 @@ public enum StoreSQL {
         ON CONFLICT (account) DO UPDATE SET position = excluded.position,
             newest_id = coalesce(max(newest_id, excluded.newest_id), newest_id, excluded.newest_id)
         """
+    /// A new message into the search index (?1: id * 2 + account, ?2: its text).
+    public static let indexMessage = "INSERT INTO message_search (rowid, text) VALUES (?1, ?2)"
     public static let addUsedBytes = "UPDATE settings SET value = value + ?1 WHERE key = 'used_bytes'"
 }
