@@ -55,7 +55,9 @@ final class TLSTerminator: Sendable {
         try bundle.write(to: folder.appendingPathComponent("bundle.crt"))
         let path = folder.path
         try """
-            worker_processes 1;
+            # One process, no workers: SIGKILL then ends all of it (a master replaces a killed
+            # worker, and a worker outlives a killed master, serving on).
+            master_process off;
             daemon off;
             pid \(path)/nginx.pid;
             error_log \(path)/error.log;
@@ -86,24 +88,11 @@ final class TLSTerminator: Sendable {
         throw SynapseError.notReady(within: .seconds(5), logTail: (try? String(contentsOf: folder.appendingPathComponent("error.log"), encoding: .utf8)) ?? "")
     }
 
-    /// SIGKILL to nginx and its workers (which hold the connections): every connection through it
-    /// is cut where it stands.
+    /// SIGKILL: every connection through it is cut where it stands.
     func kill() async {
         guard let process = nginx.withLock({ $0 }) else { return }
-        Self.killWorkers(of: process.pid)
         process.signal(SIGKILL)
         _ = await process.waitForExit()
-    }
-
-    /// The workers are the master's children, renamed "nginx: worker process".
-    private static func killWorkers(of master: Int32) {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in entries {
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            if fields.count > 1, fields[1] == Substring(String(master)) { Glibc.kill(pid, SIGKILL) }
-        }
     }
 
     /// The dashboard binary with `arguments`, in a mount namespace where the system's bundle also
@@ -128,10 +117,7 @@ final class TLSTerminator: Sendable {
     }
 
     deinit {
-        if let process = nginx.withLock({ $0 }) {
-            Self.killWorkers(of: process.pid)
-            process.signal(SIGKILL)
-        }
+        if let process = nginx.withLock({ $0 }), process.isRunning { process.signal(SIGKILL) }
         try? FileManager.default.removeItem(at: folder)
     }
 }
