@@ -110,12 +110,66 @@ public final class RawClient: @unchecked Sendable {
             return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         var response = Response(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: [])
-        if bodyExpected, status >= 200, status != 204, status != 304, let length = response.header("Content-Length").flatMap(Int.init) {
-            while buffer.count < length { try fill() }
-            response.body = Array(buffer[0..<length])
-            buffer.removeSubrange(0..<length)
+        guard bodyExpected, status >= 200, status != 204, status != 304 else { return response }
+        if let length = response.header("Content-Length").flatMap(Int.init) {
+            response.body = try take(length)
+        } else if response.header("Transfer-Encoding")?.lowercased() == "chunked" {
+            response.body = try readChunkedBody()
         }
         return response
+    }
+
+    /// The pieces of a chunked body, joined (RFC 9112 section 7.1); no trailer fields expected.
+    private func readChunkedBody() throws -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let sizeLine = String(decoding: try line(), as: UTF8.self)
+            guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) else {
+                throw ClientError.malformedResponse("chunk size \(sizeLine.debugDescription)")
+            }
+            if size == 0 {
+                guard try line().isEmpty else { throw ClientError.malformedResponse("trailer fields") }
+                return body
+            }
+            body += try take(size)
+            guard try line().isEmpty else { throw ClientError.malformedResponse("a chunk longer than its size") }
+        }
+    }
+
+    private func line() throws -> [UInt8] {
+        while true {
+            if let end = Self.find([0x0D, 0x0A], in: buffer) {
+                defer { buffer.removeSubrange(0..<(end + 2)) }
+                return Array(buffer[0..<end])
+            }
+            try fill()
+        }
+    }
+
+    private func take(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count { try fill() }
+        defer { buffer.removeSubrange(0..<count) }
+        return Array(buffer[0..<count])
+    }
+
+    /// Everything the server sends until it closes the connection (a body framed by the close).
+    public func readUntilClose() throws -> [UInt8] {
+        while true {
+            do {
+                try fill()
+            } catch ClientError.closedByPeer {
+                defer { buffer.removeAll() }
+                return buffer
+            }
+        }
+    }
+
+    /// Reads and throws away at most `count` bytes of what arrives, returning how many were read.
+    public func discard(upTo count: Int) throws -> Int {
+        if buffer.isEmpty { try fill() }
+        let taken = min(count, buffer.count)
+        buffer.removeSubrange(0..<taken)
+        return taken
     }
 
     /// True when the server has closed the connection (reads end of stream) within the timeout.

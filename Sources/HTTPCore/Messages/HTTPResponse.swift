@@ -18,13 +18,15 @@ public struct HTTPResponse: Sendable {
         case truncate(afterBytes: Int)
         /// The connection waits for `HeldResponse` to be completed and writes that instead.
         case held(HeldResponse)
+        /// The head is written now and the body as its producer makes it (`body` is ignored).
+        case streamed(StreamedBody)
 
         public static func == (lhs: Disposition, rhs: Disposition) -> Bool {
             switch (lhs, rhs) {
             case (.normal, .normal), (.abortConnection, .abortConnection): true
             case let (.truncate(a), .truncate(b)): a == b
             case let (.held(a), .held(b)): a === b
-            default: false
+            default: false  // two streamed bodies are never the same
             }
         }
     }
@@ -48,6 +50,14 @@ public struct HTTPResponse: Sendable {
     public static func held(_ held: HeldResponse) -> HTTPResponse {
         var response = HTTPResponse(status: .ok)
         response.disposition = .held(held)
+        return response
+    }
+
+    /// A response whose body `produce` writes while it is sent (see ``StreamedBody``).
+    public static func streamed(status: HTTPStatus = .ok, headers: HTTPHeaders,
+                                _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) -> HTTPResponse {
+        var response = HTTPResponse(status: status, headers: headers)
+        response.disposition = .streamed(StreamedBody(produce))
         return response
     }
 

@@ -46,9 +46,18 @@ final class Connection: EventLoopHandler {
     /// The client has sent all it will (it half-closed, or it is gone): what it asked in full is
     /// still answered, then the connection closes. Only a held request is abandoned at once.
     private var peerFinishedSending = false
+    /// The producer of a streamed body being sent (``StreamedBody``), and its write that waits
+    /// for the client to catch up.
+    private var streaming: Task<Void, Never>?
+    private var streamWaiter: CheckedContinuation<Void, any Error>?
+    private var streamIsChunked = false
+    private var closeWhenStreamEnds = false
+    private var streamWaiterCounted = false
 
     /// Stop parsing ahead once this much output waits for a slow reader.
     private static let outboundHighWater = 256 * 1024
+    /// A streamed body's producer waits while this much of it is not yet taken by the client.
+    private static let streamHighWater = 256 * 1024
 
     init(fd: Int32, id: UInt64, peer: SocketAddress, server: HTTPServer) {
         self.fd = fd
@@ -60,8 +69,8 @@ final class Connection: EventLoopHandler {
         deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
     }
 
-    var isIdle: Bool { inFlight == nil && held == nil && outbound.isEmpty && !decoder.hasPartialRequest }
-    var hasRequestInFlight: Bool { inFlight != nil || held != nil }
+    var isIdle: Bool { inFlight == nil && held == nil && streaming == nil && outbound.isEmpty && !decoder.hasPartialRequest }
+    var hasRequestInFlight: Bool { inFlight != nil || held != nil || streaming != nil }
 
     func start() throws {
         interest = CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP
@@ -141,7 +150,8 @@ final class Connection: EventLoopHandler {
 
     /// Starts the next buffered request if none is being answered.
     private func processInput() {
-        while phase == .open && inFlight == nil && held == nil && !closeAfterFlush && outbound.byteCount < Self.outboundHighWater {
+        while phase == .open && inFlight == nil && held == nil && streaming == nil && !closeAfterFlush
+                && outbound.byteCount < Self.outboundHighWater {
             let event: HTTPRequestDecoder.Event?
             do {
                 event = try decoder.next()
@@ -151,7 +161,7 @@ final class Connection: EventLoopHandler {
                 return
             }
             guard let event else {
-                if peerFinishedSending && inFlight == nil && held == nil {
+                if peerFinishedSending {
                     // Nothing more will come: close once what is written has gone out.
                     closeAfterFlush = true
                     flush()
@@ -256,6 +266,9 @@ final class Connection: EventLoopHandler {
         switch response.disposition {
         case .normal, .held:
             break
+        case .streamed(let body):
+            startStreaming(response, body, keepAlive: keepAlive, isHTTP10: isHTTP10)
+            return
         case .abortConnection:
             abort()
             return
@@ -283,6 +296,101 @@ final class Connection: EventLoopHandler {
         }
     }
 
+    // MARK: Streamed bodies
+
+    /// Writes the head, then runs the body's producer in a task; the next request waits until it ends.
+    private func startStreaming(_ response: HTTPResponse, _ body: StreamedBody, keepAlive: Bool, isHTTP10: Bool) {
+        // An HTTP/1.0 client has no chunked coding: the body ends with the connection.
+        let close = !keepAlive || server.isShuttingDown || isHTTP10
+        server.recordResponse(status: response.status.code)
+        var head: [UInt8] = []
+        let bodyFollows = server.encoder.encodeStreamedHead(response, chunked: !isHTTP10, close: close, into: &head) && !inFlightIsHead
+        outbound.append(head)
+        guard bodyFollows else {
+            if close { closeAfterFlush = true }
+            flush()
+            if phase == .open && !closeAfterFlush { processInput() }
+            return
+        }
+        streamIsChunked = !isHTTP10
+        closeWhenStreamEnds = close
+        let writer = BodyWriter(server: server, fd: fd, connectionID: id)
+        let server = self.server, fd = self.fd, id = self.id
+        streaming = Task(executorPreference: server.loop) {
+            var failure: (any Error)?
+            do {
+                try await body.produce(writer)
+            } catch {
+                failure = error
+            }
+            server.loop.execute { [failure] in
+                server.connection(fd: fd, id: id)?.streamEnded(failure: failure)
+            }
+        }
+        flush()
+    }
+
+    /// A piece of the streamed body from its producer (on the loop thread). The producer goes on
+    /// when little of the body is left waiting for the client.
+    func appendStreamed(_ bytes: [UInt8], resumeWhenReady waiter: CheckedContinuation<Void, any Error>) {
+        guard phase == .open, streaming != nil, streamWaiter == nil else {
+            waiter.resume(throwing: BodyWriterClosed())
+            return
+        }
+        if streamIsChunked {
+            outbound.append(ResponseEncoder.chunkHeader(bytes.count))
+            outbound.append(bytes)
+            outbound.append(ResponseEncoder.chunkTrailer)
+        } else {
+            outbound.append(bytes)
+        }
+        streamWaiter = waiter
+        flush()
+        if streamWaiter != nil {
+            server.streamWaiting(true)
+            streamWaiterCounted = true
+        }
+    }
+
+    private func resumeStreamIfReady() {
+        guard streamWaiter != nil, outbound.byteCount < Self.streamHighWater else { return }
+        releaseStreamWaiter()?.resume()
+    }
+
+    private func releaseStreamWaiter() -> CheckedContinuation<Void, any Error>? {
+        if streamWaiterCounted {
+            server.streamWaiting(false)
+            streamWaiterCounted = false
+        }
+        defer { streamWaiter = nil }
+        return streamWaiter
+    }
+
+    /// The producer returned (the body is complete) or threw (it is cut off: the client must not
+    /// take a part for the whole).
+    private func streamEnded(failure: (any Error)?) {
+        guard phase == .open, streaming != nil else { return }
+        streaming = nil
+        if let failure {
+            if !(failure is BodyWriterClosed || failure is CancellationError) {
+                server.log.error("\(peer): a streamed body failed: \(failure)")
+            }
+            abort()
+            return
+        }
+        if streamIsChunked { outbound.append(ResponseEncoder.lastChunk) }
+        if closeWhenStreamEnds { closeAfterFlush = true }
+        flush()
+        if phase == .open && !closeAfterFlush { processInput() }
+    }
+
+    /// Stops a streamed body's producer: its pending or next write throws.
+    private func stopStreaming() {
+        streaming?.cancel()
+        streaming = nil
+        releaseStreamWaiter()?.resume(throwing: BodyWriterClosed())
+    }
+
     /// Answers with `response` and closes once it is written; used for errors the core answers itself.
     func respondAndClose(_ response: HTTPResponse, linger: Bool) {
         guard phase == .open else { return }
@@ -292,6 +400,7 @@ final class Connection: EventLoopHandler {
         inFlight = nil
         held?.abandon()
         held = nil
+        stopStreaming()
         server.recordResponse(status: response.status.code)
         for chunk in server.encoder.encode(response, omitBody: false, close: true) {
             outbound.append(chunk)
@@ -304,20 +413,24 @@ final class Connection: EventLoopHandler {
     // MARK: Writing
 
     private func flush() {
+        let waiting = outbound.byteCount
         switch outbound.write(to: fd) {
         case .done:
             break
         case .wouldBlock:
-            if case .write = deadline {} else {
+            // The timeout is for a client that reads nothing: any progress starts it again.
+            if case .write = deadline, outbound.byteCount == waiting {} else {
                 deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
             }
+            resumeStreamIfReady()
             updateInterest()
             return
         case .failed:
             abort()
             return
         }
-        if closeAfterFlush {
+        resumeStreamIfReady()
+        if closeAfterFlush && streaming == nil {
             if lingerAfterFlush {
                 startLingering()
             } else {
@@ -343,7 +456,7 @@ final class Connection: EventLoopHandler {
         if !outbound.isEmpty {
             if case .write = deadline { return }
             deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
-        } else if inFlight != nil || held != nil {
+        } else if inFlight != nil || held != nil || streaming != nil {
             deadline = .none
         } else if decoder.hasPartialRequest {
             if case .head = deadline { return }
@@ -398,7 +511,9 @@ final class Connection: EventLoopHandler {
 
     /// Closes gracefully during shutdown: now if idle, otherwise after the response in flight.
     func closeWhenIdle() {
-        if isIdle && phase == .open {
+        if streaming != nil {
+            closeWhenStreamEnds = true
+        } else if isIdle && phase == .open {
             close()
         } else {
             closeAfterFlush = true
@@ -412,6 +527,7 @@ final class Connection: EventLoopHandler {
     func cancelInFlight() {
         inFlight?.cancel()
         held?.abandon()
+        if streaming != nil { abort() }  // a body half sent cannot be finished any other way
     }
 
     /// The client is gone or misbehaved: cancel any request in flight and close at once.
@@ -420,12 +536,14 @@ final class Connection: EventLoopHandler {
         inFlight = nil
         held?.abandon()
         held = nil
+        stopStreaming()
         close()
     }
 
     private func close() {
         guard phase != .closed else { return }
         phase = .closed
+        stopStreaming()
         server.loop.deregister(fd)
         Glibc.close(fd)
         server.connectionClosed(self)

@@ -195,6 +195,10 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         finishShutdownIfDone()
     }
 
+    func streamWaiting(_ waiting: Bool) {
+        counters.withLock { $0.streamsWaitingForClients += waiting ? 1 : -1 }
+    }
+
     func recordResponse(status: Int) {
         counters.withLock { $0.responsesByStatus[status, default: 0] += 1 }
     }
@@ -222,4 +226,6 @@ public struct HTTPServerStatistics: Sendable {
     public var connectionsRefused = 0
     public var openConnections = 0
     public var responsesByStatus: [Int: Int] = [:]
+    /// Streamed bodies whose producer waits because their client is behind (back-pressure at work).
+    public var streamsWaitingForClients = 0
 }

@@ -18,11 +18,21 @@ struct ResponseEncoder {
     /// Bodies up to this size are copied behind the head; larger ones go out as their own chunk.
     private static let inlineBodyLimit = 2048
 
+    /// How the client learns where a body ends.
+    enum Framing {
+        case length(Int)
+        /// `Transfer-Encoding: chunked` (HTTP/1.1 only).
+        case chunked
+        /// The body ends with the connection (a streamed body to an HTTP/1.0 client).
+        case untilClose
+    }
+
     /// The head and, unless omitted, the body of `response`, as chunks ready for an `OutboundQueue`.
     mutating func encode(_ response: HTTPResponse, omitBody: Bool, close: Bool, http10KeepAlive: Bool = false) -> [[UInt8]] {
         var head: [UInt8] = []
         head.reserveCapacity(512)
-        let bodyFollows = encodeHead(response, into: &head, close: close, http10KeepAlive: http10KeepAlive) && !omitBody
+        let bodyFollows = encodeHead(response, framing: .length(response.body.count), into: &head, close: close,
+                                     http10KeepAlive: http10KeepAlive) && !omitBody
         guard bodyFollows, !response.body.isEmpty else { return [head] }
         if response.body.count <= Self.inlineBodyLimit {
             head.append(contentsOf: response.body)
@@ -31,8 +41,23 @@ struct ResponseEncoder {
         return [head, response.body]
     }
 
+    /// The head of a response whose body follows in pieces (``StreamedBody``); false when the
+    /// status allows no body.
+    mutating func encodeStreamedHead(_ response: HTTPResponse, chunked: Bool, close: Bool, into head: inout [UInt8]) -> Bool {
+        encodeHead(response, framing: chunked ? .chunked : .untilClose, into: &head, close: close, http10KeepAlive: false)
+    }
+
+    /// One piece of a chunked body: its size in hex, the bytes, CRLF (RFC 9112 section 7.1).
+    static func chunkHeader(_ count: Int) -> [UInt8] {
+        Array((String(count, radix: 16) + "\r\n").utf8)
+    }
+
+    static let chunkTrailer: [UInt8] = Array("\r\n".utf8)
+    /// The last chunk, with no trailer fields.
+    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+
     /// Writes the status line and headers; returns whether the status allows a body.
-    private mutating func encodeHead(_ response: HTTPResponse, into buffer: inout [UInt8], close: Bool,
+    private mutating func encodeHead(_ response: HTTPResponse, framing: Framing, into buffer: inout [UInt8], close: Bool,
                                      http10KeepAlive: Bool) -> Bool {
         let status = response.status
         buffer.append(contentsOf: "HTTP/1.1 \(status.code) \(Self.sanitized(status.reason))\r\n".utf8)
@@ -44,7 +69,11 @@ struct ResponseEncoder {
         }
         let hasBody = !(status.code < 200 || status.code == 204 || status.code == 304)
         if hasBody {
-            buffer.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+            switch framing {
+            case .length(let count): buffer.append(contentsOf: "Content-Length: \(count)\r\n".utf8)
+            case .chunked: buffer.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+            case .untilClose: break
+            }
         }
         buffer.append(contentsOf: "Date: ".utf8)
         buffer.append(contentsOf: currentDate())
