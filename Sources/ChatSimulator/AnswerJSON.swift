@@ -6,7 +6,8 @@ import Upstream
 enum AnswerJSON {
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
-        json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt)
+        json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+                     chatName: message.chatName)
         return json.bytes
     }
 

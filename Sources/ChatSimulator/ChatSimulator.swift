@@ -6,6 +6,14 @@ import Upstream
 /// A chat server for demos and tests: CONTRACT section 3 plus the `/sim/*` control API.
 /// An actor: accounts, tokens, held polls and faults change only here, one call at a time.
 public actor ChatSimulator {
+    /// The simulated account's chats, by id from 1: every message goes to one of them, and its
+    /// answers carry the name (`chatName`), so the dashboard's chat list reads like a person's.
+    public static let chatNames = ["Family", "Work", "Book club", "Climbing trip", "Chloé"]
+
+    public static func chatName(_ chatId: Int64) -> String? {
+        chatNames.indices.contains(Int(chatId) - 1) ? chatNames[Int(chatId) - 1] : nil
+    }
+
     /// What an upstream call turns into: an answer now, or a poll to hold.
     enum Outcome: Sendable {
         case respond(HTTPResponse)
@@ -341,9 +349,9 @@ public actor ChatSimulator {
         let firstNew = list.count
         for _ in 0..<count {
             let id = Int64(list.count + 1)
-            let message = UpstreamMessage(id: id, chatId: Int64.random(in: 1...5, using: &random),
-                                          sender: senders[Int.random(in: 0..<senders.count, using: &random)],
-                                          text: text ?? "Message \(id) for \(account)", sentAt: sentAt)
+            let chatId = Int64.random(in: 1...Int64(Self.chatNames.count), using: &random)
+            let message = UpstreamMessage(id: id, chatId: chatId, sender: senders[Int.random(in: 0..<senders.count, using: &random)],
+                                          text: text ?? "Message \(id) for \(account)", sentAt: sentAt, chatName: Self.chatName(chatId))
             list.append(message)
             fragments.append(AnswerJSON.fragment(message))
             ids.append(id)

@@ -62,7 +62,7 @@ final class SimulatorWorldFile {
         let rows = try connection.statement("SELECT user_id, id, chat_id, sender, text, sent_at FROM messages ORDER BY user_id, id")
         _ = try rows.query { row in
             let message = UpstreamMessage(id: row.int64(at: 1), chatId: row.int64(at: 2), sender: row.string(at: 3),
-                                          text: row.string(at: 4), sentAt: row.string(at: 5))
+                                          text: row.string(at: 4), sentAt: row.string(at: 5), chatName: ChatSimulator.chatName(row.int64(at: 2)))
             world.messages[row.int64(at: 0), default: []].append(message)
         }
         return world

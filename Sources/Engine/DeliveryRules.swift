@@ -96,6 +96,14 @@ struct DeliveryRules: Sendable, Equatable {
         return [MessageDelivery.silent, .caughtUp, .live].compactMap { delivery in groups[delivery].map { (delivery, $0) } }
     }
 
+    /// Which of a stream's new messages raise their chat's unread count: those that reach the
+    /// page live; history and a catch-up after an outage are not news.
+    func unreadCounting(for account: AccountRole, declared: AnswerDelivery? = nil) -> UnreadCounting {
+        if let declared { return declared == .live ? .all : .none }
+        let rule = thresholds(for: account)
+        return .above(max(rule.silentThrough, rule.caughtUpThrough))
+    }
+
     /// The rule for one stream, looked up once for a whole batch.
     func thresholds(for account: AccountRole) -> Thresholds {
         Thresholds(silentThrough: silentThrough[account] ?? 0, caughtUpThrough: caughtUpThrough[account] ?? 0)

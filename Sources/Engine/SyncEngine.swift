@@ -450,7 +450,8 @@ public actor SyncEngine {
             }
             let fresh: [StoredMessage]
             do {
-                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key])
+                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
+                                              unread: deliveries.unreadCounting(for: account, declared: answer.delivery))
             } catch {
                 throw CycleFailure(error)
             }

@@ -2,21 +2,46 @@ import SQLite
 
 /// Reads shared by the store and its read-only companion.
 enum MessageQueries {
-    static func page(_ connection: SQLiteConnection, account: AccountRole, before: Int64?, limit: Int) throws -> MessagePage {
+    private static let columns = "m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name"
+    private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
+
+    /// Newest first, ids below `before`; one chat's when `chat` is given. A statement each, so that
+    /// SQLite picks the chat index for the one and the primary key for the other.
+    static func page(_ connection: SQLiteConnection, account: AccountRole, chat: Int64? = nil, before: Int64?, limit: Int) throws -> MessagePage {
         let limit = max(1, limit)
-        let statement = try connection.statement("""
-            SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name FROM messages m
-            LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
+        let statement = try connection.statement(chat == nil ? """
+            SELECT \(columns) FROM messages m \(joinChats)
             WHERE m.account = ?1 AND m.id < ?2 ORDER BY m.id DESC LIMIT ?3
+            """ : """
+            SELECT \(columns) FROM messages m \(joinChats)
+            WHERE m.account = ?1 AND m.chat_id = ?4 AND m.id < ?2 ORDER BY m.id DESC LIMIT ?3
             """)
         // One row more than asked tells whether an older page exists.
-        var rows = try statement.query([.integer(account.rawValue), .integer(before ?? Int64.max), .integer(Int64(limit + 1))]) {
-            StoredMessage(account: account, id: $0.int64(at: 0), chatId: $0.int64(at: 1), sender: $0.string(at: 2),
-                          text: $0.string(at: 3), sentAt: $0.string(at: 4), receivedAt: $0.string(at: 5),
-                          chatName: $0.isNull(at: 6) ? nil : $0.string(at: 6))
-        }
+        var bindings: [SQLiteValue] = [.integer(account.rawValue), .integer(before ?? Int64.max), .integer(Int64(limit + 1))]
+        if let chat { bindings.append(.integer(chat)) }
+        var rows = try statement.query(bindings) { message($0, account: account) }
         let hasMore = rows.count > limit
         if hasMore { rows.removeLast() }
         return MessagePage(messages: rows, nextBefore: hasMore ? rows.last?.id : nil)
+    }
+
+    /// Oldest first, ids above `after`: the next slice of an export.
+    static func slice(_ connection: SQLiteConnection, account: AccountRole, chat: Int64?, after: Int64, limit: Int) throws -> [StoredMessage] {
+        let statement = try connection.statement(chat == nil ? """
+            SELECT \(columns) FROM messages m \(joinChats)
+            WHERE m.account = ?1 AND m.id > ?2 ORDER BY m.id LIMIT ?3
+            """ : """
+            SELECT \(columns) FROM messages m \(joinChats)
+            WHERE m.account = ?1 AND m.chat_id = ?4 AND m.id > ?2 ORDER BY m.id LIMIT ?3
+            """)
+        var bindings: [SQLiteValue] = [.integer(account.rawValue), .integer(after), .integer(Int64(max(1, limit)))]
+        if let chat { bindings.append(.integer(chat)) }
+        return try statement.query(bindings) { message($0, account: account) }
+    }
+
+    private static func message(_ row: SQLiteStatement, account: AccountRole) -> StoredMessage {
+        StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
+                      text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
+                      chatName: row.isNull(at: 6) ? nil : row.string(at: 6))
     }
 }

@@ -39,8 +39,9 @@ public actor MessageStore {
 
     /// Opens (creating the file if needed) and migrates the store. `createFolder` makes the file's
     /// folder (mode 0700) when it is missing: for the default location only, since a mistyped
-    /// explicit path should fail rather than leave folders anywhere.
-    public init(location: StoreLocation, createFolder: Bool = false) throws(StoreError) {
+    /// explicit path should fail rather than leave folders anywhere. `progress` hears how a long
+    /// upgrade goes (indexing a large store for search), for the log.
+    public init(location: StoreLocation, createFolder: Bool = false, progress: (String) -> Void = { _ in }) throws(StoreError) {
         self.location = location
         if createFolder {
             do {
@@ -51,7 +52,7 @@ public actor MessageStore {
         }
         do {
             connection = try SQLiteConnection(path: location.sqlitePath)
-            try Migrations.migrate(connection)
+            try Migrations.migrate(connection, progress: progress)
             usage = StorageUsage(
                 usedBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'used_bytes'") ?? 0,
                 quotaBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'quota_bytes'")
@@ -71,11 +72,12 @@ public actor MessageStore {
     /// stored are ignored, and the account's cursor becomes `cursor`, the upstream's position after
     /// this batch (opaque: kept, never read; nil keeps the cursor as it is). A batch may be empty
     /// and still move the cursor. Returns exactly the messages that were new, in batch order.
+    /// `unread` says which new messages raise their chat's unread count (those that came live).
     ///
     /// A batch that does not fit into the quota, or onto the disk, is not written at all and the
     /// cursor stays where it was: ``StoreError/outOfSpace(usedBytes:quotaBytes:neededBytes:diskFull:)``.
     public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
-                      cursor: String?) throws(StoreError) -> [StoredMessage] {
+                      cursor: String?, unread: UnreadCounting = .none) throws(StoreError) -> [StoredMessage] {
         guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) else { return [] }
         var addedBytes: Int64 = 0
         let fresh: [StoredMessage]
@@ -86,7 +88,7 @@ public actor MessageStore {
                 let index = try connection.statement(StoreSQL.indexMessage)
                 var fresh: [StoredMessage] = []
                 fresh.reserveCapacity(batch.count)
-                var chats: [Int64: (count: Int64, lastID: Int64)] = [:]
+                var chats: [Int64: ChatGrowth] = [:]
                 var chatNames: [Int64: String] = [:]
                 var highest = Int64.min
                 // Messages known by event id are numbered here, after everything the stream has had.
@@ -120,15 +122,15 @@ public actor MessageStore {
                     index.reset(clearingBindings: false)
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
-                    let chat = chats[message.chatId] ?? (0, Int64.min)
-                    chats[message.chatId] = (chat.count + 1, max(chat.lastID, id))
+                    chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
                 }
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)
                 for (chatID, chat) in chats {
-                    try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID))
+                    try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID),
+                                       .integer(chat.unread), .text(chat.lastSentAt))
                 }
                 if !chatNames.isEmpty {
                     let nameChat = try connection.statement(StoreSQL.nameChat)
@@ -167,6 +169,20 @@ public actor MessageStore {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
         return fresh
+    }
+
+    /// What a batch adds to one chat.
+    private struct ChatGrowth {
+        var count: Int64 = 0
+        var unread: Int64 = 0
+        var lastID = Int64.min
+        var lastSentAt = ""
+
+        mutating func add(id: Int64, sentAt: String, unread counts: Bool) {
+            count += 1
+            if counts { unread += 1 }
+            if id > lastID { (lastID, lastSentAt) = (id, sentAt) }
+        }
     }
 
     /// The highest id `account` has had: stored now, or since its stream began.
@@ -217,10 +233,20 @@ public actor MessageStore {
         usage
     }
 
-    /// Stored messages of `account`, newest first, with ids below `before` (all when nil).
-    public func messages(of account: AccountRole, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
+    /// Stored messages of `account` (one chat's, when given), newest first, with ids below `before` (all when nil).
+    public func messages(of account: AccountRole, chat: Int64? = nil, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
         do {
-            return try MessageQueries.page(connection, account: account, before: before, limit: limit)
+            return try MessageQueries.page(connection, account: account, chat: chat, before: before, limit: limit)
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// The next slice of an export: `account`'s messages (one chat's, when given) with ids above
+    /// `after`, oldest first.
+    public func messages(of account: AccountRole, chat: Int64? = nil, after: Int64, limit: Int) throws(StoreError) -> [StoredMessage] {
+        do {
+            return try MessageQueries.slice(connection, account: account, chat: chat, after: after, limit: limit)
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
@@ -232,16 +258,6 @@ public actor MessageStore {
                 primaryUserId: try connection.scalarInt("SELECT user_id FROM accounts WHERE role = 0"),
                 linkedUserId: try connection.scalarInt("SELECT user_id FROM accounts WHERE role = 1")
             )
-        } catch {
-            throw Self.storeError(error, usage: nil, needed: 0)
-        }
-    }
-
-    /// Chats of `account`: id, message count, newest message id, and the name its upstream gave (nil when none).
-    public func chats(of account: AccountRole) throws(StoreError) -> [(chatId: Int64, messageCount: Int64, lastMessageId: Int64, name: String?)] {
-        do {
-            return try connection.statement("SELECT chat_id, message_count, last_message_id, name FROM chats WHERE account = ? ORDER BY chat_id")
-                .query([.integer(account.rawValue)]) { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2), $0.isNull(at: 3) ? nil : $0.string(at: 3)) }
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
@@ -315,7 +331,10 @@ public actor MessageStore {
                 let victims = try oldestMessages(covering: mustFree)
                 let delete = try connection.statement("DELETE FROM messages WHERE account = ?1 AND id = ?2")
                 let deleteArchived = try connection.statement("DELETE FROM archived_messages WHERE archive_id = ?1")
-                let shrinkChat = try connection.statement("UPDATE chats SET message_count = message_count - 1 WHERE account = ?1 AND chat_id = ?2")
+                let shrinkChat = try connection.statement("""
+                    UPDATE chats SET message_count = message_count - 1, unread = min(unread, message_count - 1)
+                    WHERE account = ?1 AND chat_id = ?2
+                    """)
                 for victim in victims {
                     if let archiveID = victim.archiveID {
                         try deleteArchived.run(.integer(archiveID))

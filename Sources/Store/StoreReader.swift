@@ -15,9 +15,19 @@ public actor StoreReader {
         }
     }
 
-    public func messages(of account: AccountRole, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
+    public func messages(of account: AccountRole, chat: Int64? = nil, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
         do {
-            return try MessageQueries.page(connection, account: account, before: before, limit: limit)
+            return try MessageQueries.page(connection, account: account, chat: chat, before: before, limit: limit)
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// The next slice of an export: `account`'s messages (one chat's, when given) with ids above
+    /// `after`, oldest first.
+    public func messages(of account: AccountRole, chat: Int64? = nil, after: Int64, limit: Int) throws(StoreError) -> [StoredMessage] {
+        do {
+            return try MessageQueries.slice(connection, account: account, chat: chat, after: after, limit: limit)
         } catch {
             throw MessageStore.storeError(error, usage: nil, needed: 0)
         }

@@ -121,9 +121,9 @@ enum IngestBenchmark {
                 db.executemany(SQL["index"], [(r[1] * 2 + r[0], r[4]) for r in rows])
                 chats = {}
                 for r in rows:
-                    count, last = chats.get(r[2], (0, 0))
-                    chats[r[2]] = (count + 1, max(last, r[1]))
-                db.executemany(SQL["chat"], [(0, c, n, last) for c, (n, last) in chats.items()])
+                    count, last, sent = chats.get(r[2], (0, 0, ""))
+                    chats[r[2]] = (count + 1, r[1], r[5]) if r[1] > last else (count + 1, last, sent)
+                db.executemany(SQL["chat"], [(0, c, n, last, 0, sent) for c, (n, last, sent) in chats.items()])
                 newest = max(r[1] for r in rows)
                 db.execute(SQL["cursor"], (0, str(newest), newest))
                 db.execute(SQL["usage"], (sum(r[7] for r in rows),))

@@ -67,4 +67,17 @@ struct DeliveryRulesTests {
         #expect(groups.map(\.delivery) == [.silent, .caughtUp, .live])
         #expect(groups.map { $0.messages.map(\.id) } == [[1, 2], [3, 4], [5]], "each group keeps batch order")
     }
+
+    @Test func onlyWhatArrivesLiveIsUnread() {
+        var rules = DeliveryRules()
+        _ = rules.serverNewest(2, for: .primary, newestStored: nil, reconnecting: true)
+        _ = rules.serverNewest(4, for: .primary, newestStored: 2, reconnecting: true)
+        #expect(rules.unreadCounting(for: .primary) == .above(4), "history and the summary are not news")
+        #expect(rules.unreadCounting(for: .linked) == .above(0), "a stream with no history yet: everything is live")
+        _ = rules.serverNewest(9, for: .linked, newestStored: nil, reconnecting: true)
+        #expect(rules.unreadCounting(for: .linked) == .above(9), "a first sync: all history")
+        #expect(rules.unreadCounting(for: .primary, declared: .live) == .all)
+        #expect(rules.unreadCounting(for: .primary, declared: .missed) == UnreadCounting.none)
+        #expect(rules.unreadCounting(for: .primary, declared: .history) == UnreadCounting.none)
+    }
 }

@@ -41,6 +41,31 @@ struct SimulatorSyncTests {
         await engine.stop()
     }
 
+    /// What was there before the first sync is history (no chat unread); what is published
+    /// after it raises its chat's count. The simulator's chats carry names.
+    @Test func historyIsReadAndLiveMessagesAreUnreadInNamedChats() async throws {
+        let loop = try EventLoop(name: "sim-unread-test")
+        let simulator = try await SimulatorServer.start(loop: loop)
+        await simulator.simulator.publish(account: "primary", count: 30)
+        let store = try MessageStore(location: .memory)
+        let recorder = EventRecorder()
+        let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
+                                options: EngineOptions(alwaysOn: true), emit: { recorder.record($0) })
+        await engine.activate()
+        await recorder.waitUntil { events in
+            events.contains { if case .messages(.primary, let messages, _) = $0 { messages.contains { $0.id == 30 } } else { false } }
+        }
+        #expect(try await store.chats(of: .primary).map(\.unread).reduce(0, +) == 0, "history is not unread")
+        await simulator.simulator.publish(account: "primary", count: 12)
+        await recorder.waitUntil { events in
+            events.contains { if case .messages(.primary, let messages, .live) = $0 { messages.contains { $0.id == 42 } } else { false } }
+        }
+        let chats = try await store.chats(of: .primary)
+        #expect(chats.map(\.unread).reduce(0, +) == 12)
+        #expect(chats.allSatisfy { $0.name == ChatSimulator.chatName($0.id) && $0.name != nil })
+        await engine.stop()
+    }
+
     @Test func fiveThousandMessagesPerAccountThroughTwentyPercentFaultsAreStoredExactlyOnce() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-sync-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

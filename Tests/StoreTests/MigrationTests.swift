@@ -55,6 +55,7 @@ struct MigrationTests {
         #expect(await store.newestID(for: .linked) == 11)
         let chats = try await store.chats(of: .primary)
         #expect(chats.count == 1 && chats[0].messageCount == 2 && chats[0].lastMessageId == 2, "chats filled from the messages")
+        #expect(chats[0].lastMessageAt == "2026-01-01T00:00:00.000Z" && chats[0].unread == 0, "old messages are not news")
         #expect(await store.storageUsage() == StorageUsage(usedBytes: 400, quotaBytes: nil), "usage counted from the messages")
         #expect(try await store.apply(messages([3]), to: .primary, receivedAt: now).count == 1)
         #expect(try await store.integrityCheck())

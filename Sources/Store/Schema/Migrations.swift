@@ -95,15 +95,65 @@ enum Migrations {
         // own transaction (`StoreSQL.indexMessage`: an insert trigger would cost FTS5 a savepoint,
         // and so a segment, per row, measured ten times slower); a trigger takes deleted messages
         // out in the very statements that delete them (Free space, purges, resets). What is stored
-        // already is indexed here.
+        // already is indexed after this SQL, in the same transaction (`indexStoredMessages`).
         """
         CREATE VIRTUAL TABLE message_search USING fts5(text, content = '', tokenize = 'unicode61 remove_diacritics 2');
-        INSERT INTO message_search (rowid, text) SELECT id * 2 + account, text FROM messages;
         CREATE TRIGGER messages_unindexed AFTER DELETE ON messages BEGIN
             INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', old.id * 2 + old.account, old.text);
         END;
         """,
+        // 8: the chat list: a chat's unread count (live messages since it was marked read) and the
+        // sending time of its newest message; an index to read one chat's messages in order.
+        """
+        CREATE INDEX messages_by_chat ON messages (account, chat_id, id);
+        ALTER TABLE chats ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE chats ADD COLUMN last_message_at TEXT;
+        UPDATE chats SET last_message_at = coalesce(
+            (SELECT sent_at FROM messages m WHERE m.account = chats.account AND m.id = chats.last_message_id),
+            (SELECT max(sent_at) FROM messages m WHERE m.account = chats.account AND m.chat_id = chats.chat_id));
+        """,
     ]
+
+    /// Work a step does after its SQL, in its transaction, with lines for the log.
+    private static func finishStep(_ version: Int, _ connection: SQLiteConnection, progress: (String) -> Void) throws {
+        if version == 7 { try indexStoredMessages(connection, progress: progress) }
+    }
+
+    /// A store this large says how its one-time indexing goes.
+    static let progressThreshold: Int64 = 100_000
+    static let indexingSlice = 100_000
+
+    /// Indexes every stored message for search, in slices of the primary key so that a large store
+    /// can tell how far it is. One transaction all the same: an interrupted upgrade leaves nothing.
+    static func indexStoredMessages(_ connection: SQLiteConnection, slice: Int = indexingSlice, reportingFrom threshold: Int64 = progressThreshold,
+                                    progress: (String) -> Void) throws {
+        let total = try connection.scalarInt("SELECT count(*) FROM messages") ?? 0
+        guard total > 0 else { return }
+        let talks = total >= threshold
+        if talks { progress("indexing \(total) stored messages for search (once, after the upgrade)") }
+        let started = ContinuousClock.now
+        let sliceEnd = try connection.statement("""
+            SELECT account, id FROM messages WHERE (account, id) > (?1, ?2) ORDER BY account, id LIMIT 1 OFFSET ?3
+            """)
+        let index = try connection.statement("""
+            INSERT INTO message_search (rowid, text) SELECT id * 2 + account, text FROM messages
+            WHERE (account, id) > (?1, ?2) AND (account, id) <= (?3, ?4)
+            """)
+        var from: (account: Int64, id: Int64) = (-1, Int64.min)
+        var done: Int64 = 0
+        while true {
+            // The slice's last key; past the end, everything that is left.
+            let end = try sliceEnd.query([.integer(from.account), .integer(from.id), .integer(Int64(slice - 1))]) {
+                (account: $0.int64(at: 0), id: $0.int64(at: 1))
+            }.first ?? (Int64.max, Int64.max)
+            try index.run(.integer(from.account), .integer(from.id), .integer(end.account), .integer(end.id))
+            done += Int64(connection.changes)
+            from = end
+            if talks { progress("indexed \(done) of \(total) messages (\(done * 100 / total) %)") }
+            if end.account == Int64.max { break }
+        }
+        if talks { progress("search index ready: \(done) messages in \(ContinuousClock.now - started)") }
+    }
 
     static var latestVersion: Int { steps.count }
 
@@ -112,7 +162,7 @@ enum Migrations {
     }
 
     /// Brings the database to `target` (default: the latest version).
-    static func migrate(_ connection: SQLiteConnection, to target: Int = latestVersion) throws {
+    static func migrate(_ connection: SQLiteConnection, to target: Int = latestVersion, progress: (String) -> Void = { _ in }) throws {
         let current = try version(of: connection)
         if current > latestVersion {
             throw StoreError.newerSchema(found: current, supported: latestVersion)
@@ -121,6 +171,7 @@ enum Migrations {
         for version in (current + 1)...target {
             try connection.transaction {
                 try connection.execute(steps[version - 1])
+                try finishStep(version, connection, progress: progress)
                 try connection.execute("PRAGMA user_version = \(version)")
             }
         }

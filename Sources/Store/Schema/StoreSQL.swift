@@ -11,11 +11,16 @@ public enum StoreSQL {
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
         """
     static let nameChat = "UPDATE chats SET name = ?3 WHERE account = ?1 AND chat_id = ?2 AND name IS NOT ?3"
+    /// A batch's share of one chat: ?3 new messages, ?4 the newest id among them, ?5 how many of
+    /// them are unread, ?6 that newest one's sending time.
     public static let upsertChat = """
-        INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (?1, ?2, ?3, ?4)
+        INSERT INTO chats (account, chat_id, message_count, last_message_id, unread, last_message_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
         ON CONFLICT (account, chat_id) DO UPDATE SET
             message_count = message_count + excluded.message_count,
-            last_message_id = max(last_message_id, excluded.last_message_id)
+            last_message_id = max(last_message_id, excluded.last_message_id),
+            unread = unread + excluded.unread,
+            last_message_at = CASE WHEN excluded.last_message_id >= last_message_id OR last_message_at IS NULL
+                THEN excluded.last_message_at ELSE last_message_at END
         """
     /// The stream's cursor becomes the upstream's (?2); its newest id only ever grows (?3 may be NULL).
     public static let saveCursor = """
