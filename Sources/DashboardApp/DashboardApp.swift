@@ -31,18 +31,11 @@ public struct DashboardApp: HTTPResponder {
         self.staticFiles = staticFiles
         var router = Router()
         BasicRoutes(secrets: secrets, hasSimulator: services.simulator != nil).register(in: &router)
-        MessageRoutes(pages: { account, before, limit throws(StoreError) in
-            if let reader = services.reader {
-                return try await reader.messages(of: account, before: before, limit: limit)
-            }
-            return try await services.store.messages(of: account, before: before, limit: limit)
-        }).register(in: &router)
-        SearchRoutes(search: { query, account, chat, offset, limit throws(SearchFailure) in
-            if let reader = services.reader {
-                return try await reader.search(query, account: account, chat: chat, offset: offset, limit: limit)
-            }
-            return try await services.store.search(query, account: account, chat: chat, offset: offset, limit: limit)
-        }).register(in: &router)
+        let copy = LocalCopy(store: services.store, reader: services.reader)
+        MessageRoutes(copy: copy).register(in: &router)
+        SearchRoutes(copy: copy).register(in: &router)
+        ChatRoutes(copy: copy, feed: services.feed).register(in: &router)
+        ExportRoutes(copy: copy).register(in: &router)
         let state = StateRoutes(services: services)
         state.register(in: &router)
         let polls = PollRoutes(feed: services.feed, state: state)

@@ -41,7 +41,7 @@ public actor MessageStore {
     /// folder (mode 0700) when it is missing: for the default location only, since a mistyped
     /// explicit path should fail rather than leave folders anywhere. `progress` hears how a long
     /// upgrade goes (indexing a large store for search), for the log.
-    public init(location: StoreLocation, createFolder: Bool = false, progress: (String) -> Void = { _ in }) throws(StoreError) {
+    public init(location: StoreLocation, createFolder: Bool = false, progress: @Sendable (String) -> Void = { _ in }) throws(StoreError) {
         self.location = location
         if createFolder {
             do {

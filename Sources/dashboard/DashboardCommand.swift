@@ -59,7 +59,7 @@ enum DashboardCommand {
         var reader: StoreReader?
         do {
             // Only the default place gets its folder made; an explicit --db names an existing folder.
-            store = try MessageStore(location: storeLocation, createFolder: options.database == nil)
+            store = try MessageStore(location: storeLocation, createFolder: options.database == nil) { log.info("store: \($0)") }
             if case .file(let path) = storeLocation {
                 reader = try StoreReader(path: path)
             }

@@ -356,6 +356,74 @@ struct DashboardAppTests {
         #expect(!detail.isEmpty && !detail.lowercased().contains("fts5") && !detail.lowercased().contains("sqlite"), "\(detail)")
     }
 
+    // MARK: Chats
+
+    @Test func chatsListNewestActivityFirstAndOneChatsMessagesPage() async throws {
+        _ = try await store.apply([
+            IncomingMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z", chatName: "Work"),
+            IncomingMessage(id: 2, chatId: 9, sender: "Bob", text: "b", sentAt: "2026-11-29T11:00:00.000Z"),
+            IncomingMessage(id: 3, chatId: 4, sender: "Eve", text: "c", sentAt: "2026-11-29T12:00:00.000Z"),
+        ], to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: "3", unread: .above(1))
+        let (response, body) = try await page("/api/chats?account=primary")
+        #expect(response.status == .ok)
+        let chats = try #require(body["chats"] as? [[String: Any]])
+        #expect(chats.map { $0["id"] as? Int } == [4, 9])
+        #expect(chats[0]["name"] as? String == "Work" && chats[1]["name"] is NSNull)
+        #expect(chats.map { $0["unread"] as? Int } == [1, 1])
+        #expect(chats.map { $0["messageCount"] as? Int } == [2, 1])
+        #expect(chats[0]["lastMessageAt"] as? String == "2026-11-29T12:00:00.000Z")
+        let (_, work) = try await page("/api/messages?account=primary&chat=4")
+        #expect((work["messages"] as? [[String: Any]])?.map { $0["id"] as? Int } == [3, 1])
+        let (_, linked) = try await page("/api/chats?account=linked")
+        #expect((linked["chats"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func markingAChatReadAnswersWithItAndTellsEveryOpenPage() async throws {
+        _ = try await store.apply([IncomingMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z")],
+                                  to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: "1", unread: .all)
+        let response = try await post("/api/chats/4/read?account=primary", token: app.secrets.csrfToken)
+        #expect(response.status == .ok)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect((body["chat"] as? [String: Any])?["unread"] as? Int == 0)
+        #expect(try await store.chats(of: .primary).first?.unread == 0)
+        guard case .now(let events) = await services.feed.poll(since: 0, epoch: services.feed.epoch, timeout: .zero, visible: false) else {
+            Issue.record("no event published")
+            return
+        }
+        #expect(String(decoding: events.body, as: UTF8.self).contains(#""type":"chat.read","data":{"account":"primary","chatId":4}"#))
+        #expect(try await post("/api/chats/4/read", token: nil).status == .forbidden, "a write needs the CSRF token")
+        #expect(try await post("/api/chats/77/read", token: app.secrets.csrfToken).status == .notFound)
+        #expect(try await post("/api/chats/x/read", token: app.secrets.csrfToken).status == .badRequest)
+        #expect(try await post("/api/chats/4/read?account=other", token: app.secrets.csrfToken).status == .badRequest)
+    }
+
+    @Test(arguments: ["/api/chats?account=other", "/api/messages?account=primary&chat=x", "/api/export?account=other",
+                      "/api/export?chat=x"])
+    func badChatQueriesAre400(_ target: String) async throws {
+        let response = try await send("GET", target)
+        #expect(response.status == .badRequest)
+        #expect(try problem(response).status == 400)
+    }
+
+    @Test func exportingAChatThatIsNotThereIs404AndAnExportIsADownload() async throws {
+        try await seed(1...2, to: .primary)
+        #expect(try await send("GET", "/api/export?account=primary&chat=5").status == .notFound)
+        let response = try await send("GET", "/api/export?account=primary&chat=1")
+        #expect(response.status == .ok)
+        #expect(response.headers["Content-Type"] == "application/x-ndjson; charset=utf-8")
+        let disposition = try #require(response.headers["Content-Disposition"])
+        #expect(disposition.hasPrefix("attachment; filename=\"messages-primary-chat-1-") && disposition.hasSuffix(".jsonl\""))
+        guard case .streamed = response.disposition else { Issue.record("not streamed"); return }
+        #expect(try await send("GET", "/api/export?account=primary", authorized: false).status == .unauthorized)
+    }
+
+    @Test func exportFileNamesSayWhoseAndWhichChatInPlainLetters() {
+        let day = Date(timeIntervalSince1970: 1_796_000_000)
+        let chats = [ChatSummary(id: 3, name: "Book club: \"Émile\" ", messageCount: 1, unread: 0, lastMessageAt: nil, lastMessageId: 1)]
+        #expect(ExportRoutes.fileName(account: .linked, chat: nil, chats: chats, today: day) == "messages-linked-2026-11-30.jsonl")
+        #expect(ExportRoutes.fileName(account: .primary, chat: 3, chats: chats, today: day) == "messages-primary-book-club-emile-2026-11-30.jsonl")
+    }
+
     // MARK: State and engine controls
 
     @Test func stateIsASnapshotWithEveryPart() async throws {

@@ -2,11 +2,10 @@ import Foundation
 import HTTPCore
 import Store
 
-/// `GET /api/messages`: stored messages for scroll-back, newest first (CONTRACT section 5).
+/// `GET /api/messages?account=...&chat=ID&before=...&limit=N`: stored messages for scroll-back,
+/// newest first, one chat's when `chat` is given (CONTRACT sections 5 and 9).
 struct MessageRoutes {
-    /// Where pages are read: the read-only companion connection of a file store, so scroll-back
-    /// never waits behind a batch being written, or the store itself when it lives in memory.
-    let pages: @Sendable (AccountRole, Int64?, Int) async throws(StoreError) -> MessagePage
+    let copy: LocalCopy
 
     static let defaultLimit = 50
     static let maxLimit = 500
@@ -20,6 +19,11 @@ struct MessageRoutes {
     private func page(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let accountName = request.queryValue("account"), let account = AccountRole(name: accountName) else {
             return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        }
+        var chat: Int64?
+        if let text = request.queryValue("chat") {
+            guard let value = Int64(text) else { return Problem(status: .badRequest, detail: "chat must be a chat id.").response }
+            chat = value
         }
         var before: Int64?
         if let text = request.queryValue("before") {
@@ -37,7 +41,7 @@ struct MessageRoutes {
         }
         let page: MessagePage
         do {
-            page = try await pages(account, before, limit)
+            page = try await copy.page(of: account, chat: chat, before: before, limit: limit)
         } catch {
             return Problem(type: "/problems/storage-error", title: "Messages cannot be read", status: .internalServerError,
                            detail: "The local copy could not be read. Try again in a moment.").response

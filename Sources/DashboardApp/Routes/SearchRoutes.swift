@@ -6,8 +6,7 @@ import Store
 /// matches in the local copy, best first then newest, with snippets as text pieces. `before` is the
 /// `next` of the previous page. A search that cannot be read is a 400 that says why.
 struct SearchRoutes {
-    /// Where searches run: the read-only companion connection when there is one.
-    let search: @Sendable (SearchQuery, AccountRole, Int64?, Int, Int) async throws(SearchFailure) -> SearchPage
+    let copy: LocalCopy
 
     static let defaultLimit = 20
     static let maxLimit = 100
@@ -49,7 +48,7 @@ struct SearchRoutes {
         }
         let page: SearchPage
         do throws(SearchFailure) {
-            page = try await search(query, account, chat, offset, limit)
+            page = try await copy.search(query, account: account, chat: chat, offset: offset, limit: limit)
         } catch {
             switch error {
             case .query(let reason):

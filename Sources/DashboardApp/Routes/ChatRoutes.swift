@@ -1,0 +1,96 @@
+import Foundation
+import HTTPCore
+import Store
+
+/// `GET /api/chats?account=...` (newest activity first) and `POST /api/chats/{id}/read?account=...`
+/// (unread back to 0, announced to every open page as a `chat.read` event) (CONTRACT section 9).
+struct ChatRoutes {
+    let copy: LocalCopy
+    let feed: EventFeed
+
+    func register(in router: inout Router) {
+        router.add("GET", "/api/chats") { request, _, _ in
+            try await list(request)
+        }
+        router.add("POST", "/api/chats/{id}/read") { request, parameters, _ in
+            try await markRead(request, chat: parameters["id"] ?? "")
+        }
+    }
+
+    private func list(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
+            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        }
+        let chats: [ChatSummary]
+        do {
+            chats = try await copy.chats(of: account)
+        } catch {
+            return Self.unreadable
+        }
+        return try JSONResponse.make(ChatListBody(chats: chats.map(ChatBody.init)))
+    }
+
+    private func markRead(_ request: HTTPRequest, chat text: String) async throws -> HTTPResponse {
+        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
+            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        }
+        guard let chat = Int64(text) else {
+            return Problem(status: .badRequest, detail: "The chat id must be a number.").response
+        }
+        let summary: ChatSummary?
+        do {
+            guard try await copy.store.markRead(chat: chat, of: account) else {
+                return Problem(status: .notFound, detail: "The \(account) account has no chat \(chat).").response
+            }
+            summary = try await copy.store.chats(of: account).first { $0.id == chat }
+        } catch {
+            return Problem(type: "/problems/storage-error", title: "The chat cannot be marked read", status: .internalServerError,
+                           detail: "The local copy could not be written. Try again in a moment.").response
+        }
+        await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat))
+        return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
+    }
+
+    private static var unreadable: HTTPResponse {
+        Problem(type: "/problems/storage-error", title: "Chats cannot be read", status: .internalServerError,
+                detail: "The local copy could not be read. Try again in a moment.").response
+    }
+}
+
+struct ChatListBody: Encodable, Sendable {
+    var chats: [ChatBody]
+}
+
+/// `{"id", "name", "messageCount", "unread", "lastMessageAt"}`; name and time null when unknown.
+struct ChatBody: Encodable, Sendable {
+    var id: Int64
+    var name: String?
+    var messageCount: Int64
+    var unread: Int64
+    var lastMessageAt: String?
+
+    init(_ chat: ChatSummary) {
+        id = chat.id
+        name = chat.name
+        messageCount = chat.messageCount
+        unread = chat.unread
+        lastMessageAt = chat.lastMessageAt
+    }
+
+    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)  // null, not absent
+        try container.encode(messageCount, forKey: .messageCount)
+        try container.encode(unread, forKey: .unread)
+        try container.encode(lastMessageAt, forKey: .lastMessageAt)
+    }
+}
+
+/// `chat.read`: a chat was marked read (in this page or another).
+struct ChatReadBody: Encodable, Sendable {
+    var account: String
+    var chatId: Int64
+}
