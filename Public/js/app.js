@@ -12,6 +12,7 @@ import {
   alertIsMine, alertShowing, announce, attemptRunningHere, claimError, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent,
   optionButtons, refreshButtons, renderErrorView, resetRemoteAttempts, setOff, setProcessReachable, showAlert, signatureOf,
 } from "./errors.js";
+import { chatMarkedRead, chatsChanged, chatsHeard, offerLinked, refreshChats, wireChats } from "./chats.js";
 import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./history.js";
 import { MessageList } from "./messagelist.js";
 import { startPolling } from "./poll.js";
@@ -106,13 +107,18 @@ function applyEvents(events) {
       case "messages":
         state.lastAnswerAt = Date.now();
         addMessages(data.account, data.messages, data.notify, data.caughtUp === true);
+        chatsHeard(data.account, data.messages);
         if (data.storage) state.storage = data.storage;
+        break;
+      case "chat.read":
+        chatMarkedRead(data.account, data.chatId);
         break;
       case "storage":
         state.storage = data;
         break;
       case "messages.removed":
         for (const account of ACCOUNTS) lists[account].remove(data[account] ?? []);
+        chatsChanged({ removed: data });
         state.storage = data.storage;
         break;
       case "error.raised":
@@ -133,11 +139,14 @@ function applyEvents(events) {
       case "account.unlinked":
         state.accounts.linked = null;
         lists.linked.reset([], { hasOlder: false });
+        chatsChanged({ accountGone: "linked" });
         toast("The linked account was detached; its messages were removed.");
         break;
       case "account.changed":
         state.accounts = { primary: { userId: data.userId, cursor: null }, linked: null };
         for (const account of ACCOUNTS) lists[account].reset([], { hasOlder: false });
+        chatsChanged({ accountGone: "primary" });
+        chatsChanged({ accountGone: "linked" });
         toast(`The chat server signed in another user (${data.userId} instead of ${data.previousUserId}).`, {
           detail: `The ${data.removedMessages} stored messages of the previous user were removed from this computer, so the two are not mixed.`,
           seconds: 20,
@@ -223,6 +232,7 @@ function renderAll() {
   renderConnection();
   for (const account of ACCOUNTS) renderPane(account);
   showLinkedPane(state.accounts.linked != null);
+  offerLinked(state.accounts.linked != null);
   renderStorage(state.storage, outOfSpaceError());
   renderErrors();
   renderSyncControl();
@@ -771,6 +781,7 @@ function start(session, snapshot) {
   if (!wired) {
     wired = true;
     wireControls();
+    wireChats();
     wireSearch();
     if (session.simulator) wireSimulator();
   }
@@ -779,7 +790,11 @@ function start(session, snapshot) {
     epoch: snapshot.epoch,
     since: snapshot.seq,
     onEvents: applyEvents,
-    onReset: (fresh) => { if (isSnapshot(fresh)) applySnapshot(fresh); },
+    onReset: (fresh) => {
+      if (!isSnapshot(fresh)) return;
+      applySnapshot(fresh);
+      refreshChats();  // a restart or a gap in the feed: the counts are read again
+    },
     onUnauthorized: () => showLoadFailure(new HttpError(401, null)),
     onReachability: reachabilityChanged,
   });

@@ -2,6 +2,7 @@
 // as a list with a live count; matches are <mark>ed text nodes, never HTML from the server.
 
 import { getJSON, HttpError } from "./api.js";
+import { openChat } from "./chats.js";
 import { element } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -48,20 +49,23 @@ async function search(text) {
   }
   if (request !== asked) return;
   const results = Array.isArray(answer.results) ? answer.results : [];
-  list.replaceChildren(...results.map(resultItem));
+  list.replaceChildren(...results.map((result) => resultItem(result, account)));
   const more = answer.next != null ? " (the 20 best)" : "";
   count.textContent = results.length === 0 ? "No stored message matches." : `${results.length} ${results.length === 1 ? "match" : "matches"}${more}.`;
 }
 
-function resultItem({ message, snippet }) {
-  const text = element("p", { className: "search-snippet" });
+/** A result opens its chat at the message found. */
+function resultItem({ message, snippet }, account) {
+  const text = element("span", { className: "search-snippet" });
   for (const piece of Array.isArray(snippet) ? snippet : []) {
     text.append(piece.match ? element("mark", { text: String(piece.text) }) : document.createTextNode(String(piece.text)));
   }
   const when = new Date(message.sentAt).toLocaleString();
-  const chat = message.chatName ?? `chat ${message.chatId}`;
-  return element("li", { className: "search-result" }, [
-    element("div", { className: "meta", text: `${message.sender} · ${chat} · ${when}` }),
+  const chat = message.chatName ?? `Chat ${message.chatId}`;
+  const open = element("button", { className: "search-open", attributes: { type: "button", "data-message": String(message.id) } }, [
+    element("span", { className: "meta", text: `${message.sender} · ${chat} · ${when}` }),
     text,
   ]);
+  open.addEventListener("click", () => openChat(account, message.chatId, { at: message.id, opener: open, name: chat }));
+  return element("li", { className: "search-result" }, [open]);
 }

@@ -52,8 +52,8 @@ class Dashboard:
 class ChatServer:
     """The simulator on its own (`chat-server`), as an external upstream."""
 
-    def __init__(self, binary):
-        self.process = subprocess.Popen([binary, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def __init__(self, binary, *arguments):
+        self.process = subprocess.Popen([binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
 
     def stop(self):

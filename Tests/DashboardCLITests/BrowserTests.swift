@@ -5,7 +5,8 @@ import TestSupport
 /// The page in a real headless Chromium, driven by the selenium scripts in `Tests/Browser/`:
 /// `dashboard_page_test.py` (every state of the page), `recovery_flows_test.py` (every error
 /// kind failed and recovered as a person clicks) and `daily_use_test.py` (the page kept open all
-/// day: the whole history, a steady reading place, layout shift and focus measured) and
+/// day: the whole history, a steady reading place, layout shift and focus measured), `history_test.py`
+/// (chats, unread counts, a chat by day, search results opened in their chat, downloads) and
 /// `matrix_sign_in_test.py` (a Matrix account on a real Synapse asking to sign in again). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
@@ -34,6 +35,11 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func thePageHoldsUpInDailyUse() async throws {
         try await runScript("daily_use_test.py", [ChildProcess.binaryPath("dashboard")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func theLocalCopyIsReadSearchedAndTakenAway() async throws {
+        try await runScript("history_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
     }
 
     /// Synapse's own Python, in the venv `.ci/run` makes.

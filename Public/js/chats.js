@@ -1,0 +1,309 @@
+// The chats card and the chat view: each account's chats, newest activity first, with how many
+// live messages are unread; one chat's messages oldest at the top with a heading for each day,
+// scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines.
+
+import { getJSON, HttpError, post, UnreadableAnswer } from "./api.js";
+import { element } from "./view.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+const PAGE = 50;
+const REFRESH_MS = 300;
+
+let account = "primary";
+let chats = [];
+let refreshes = 0; // the newest list request: older answers that arrive late are dropped
+let refreshTimer = null;
+
+/** The open chat, if any: its messages oldest first. */
+let open = null;
+
+export function wireChats() {
+  $("#chats-account").addEventListener("change", (event) => {
+    account = event.target.value;
+    renderExportLink();
+    refreshChats();
+  });
+  $("#chat-close").addEventListener("click", () => $("#chat-view").close());
+  $("#chat-view").addEventListener("close", chatClosed);
+  $("#chat-older").addEventListener("click", () => loadOlder({ clicked: true }));
+  $("#chat-newest").addEventListener("click", () => {
+    if (open) openChat(open.account, open.chatId, { opener: open.opener });
+  });
+  renderExportLink();
+  refreshChats();
+}
+
+/** Reads the chat list of the account shown again. */
+export async function refreshChats() {
+  clearTimeout(refreshTimer);
+  refreshTimer = null;
+  const asked = ++refreshes;
+  const shown = account;
+  let answer;
+  try {
+    answer = await getJSON(`/api/chats?account=${shown}`);
+    if (!Array.isArray(answer.chats)) throw new UnreadableAnswer("/api/chats");
+  } catch (failure) {
+    if (asked === refreshes) $("#chats-note").textContent = `The chats could not be loaded. ${reasonFor(failure)}`;
+    return;
+  }
+  if (asked !== refreshes) return;
+  chats = answer.chats;
+  renderChats();
+}
+
+/** Messages were stored: the list follows (once for a burst), and an open chat shows its new ones. */
+export function chatsHeard(messageAccount, messages) {
+  if (messageAccount === account && refreshTimer === null) refreshTimer = setTimeout(refreshChats, REFRESH_MS);
+  if (!open || open.account !== messageAccount || !open.atNewest) return;
+  const fresh = messages.filter((message) => message.chatId === open.chatId && !open.ids.has(message.id));
+  if (fresh.length === 0) return;
+  for (const message of fresh) open.ids.add(message.id);
+  open.messages.push(...fresh);
+  open.messages.sort((a, b) => a.id - b.id);
+  const scroller = $("#chat-scroll");
+  const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 40;
+  renderMessages();
+  if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+  // Seen as they arrive: the chat stays read while it is open in a visible tab.
+  if (document.visibilityState === "visible") markRead(open.account, open.chatId);
+}
+
+/** Somewhere (here or in another tab) a chat was marked read. */
+export function chatMarkedRead(readAccount, chatId) {
+  if (readAccount !== account) return;
+  const chat = chats.find((item) => item.id === chatId);
+  if (!chat || chat.unread === 0) return;
+  chat.unread = 0;
+  renderChats();
+}
+
+/** Messages went (Free space) or an account changed: the list and the open chat follow. */
+export function chatsChanged({ removed = null, accountGone = null } = {}) {
+  if (open && accountGone === open.account) $("#chat-view").close();
+  if (open && removed?.[open.account]?.length) {
+    const gone = new Set(removed[open.account]);
+    open.messages = open.messages.filter((message) => !gone.has(message.id));
+    renderMessages();
+  }
+  refreshChats();
+}
+
+/** Whether the linked account exists: its option is offered only then. */
+export function offerLinked(visible) {
+  const select = $("#chats-account");
+  select.hidden = !visible;
+  if (!visible && account === "linked") {
+    select.value = account = "primary";
+    renderExportLink();
+    refreshChats();
+  }
+}
+
+// MARK: The list
+
+function renderExportLink() {
+  const link = $("#export-account");
+  link.href = `/api/export?account=${account}`;
+  link.textContent = `Export all ${account} messages`;
+}
+
+function chatName(chat) {
+  return chat.name ?? `Chat ${chat.id}`;
+}
+
+function renderChats() {
+  const list = $("#chats");
+  const focused = document.activeElement?.closest?.("#chats [data-chat]")?.dataset.chat;
+  $("#chats-note").textContent = chats.length === 0 ? "No chats stored yet."
+    : `${chats.length} ${chats.length === 1 ? "chat" : "chats"}${unreadSummary()}.`;
+  list.replaceChildren(...chats.map((chat) => {
+    const when = chat.lastMessageAt ? shortTime(chat.lastMessageAt) : "";
+    const unread = chat.unread > 0 ? `${chat.unread} unread` : "";
+    const button = element("button", {
+      className: "chat-row",
+      attributes: {
+        type: "button",
+        "data-chat": String(chat.id),
+        "aria-label": [chatName(chat), unread, when && `last message ${when}`].filter(Boolean).join(", "),
+      },
+    }, [
+      element("span", { className: "chat-name", text: chatName(chat) }),
+      ...(chat.unread > 0 ? [element("span", { className: "unread", text: String(chat.unread), attributes: { "aria-hidden": "true" } })] : []),
+      element("span", { className: "chat-when muted", text: when, attributes: { "aria-hidden": "true" } }),
+    ]);
+    button.addEventListener("click", () => openChat(account, chat.id, { opener: button }));
+    return element("li", {}, [button]);
+  }));
+  if (focused) list.querySelector(`[data-chat="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function unreadSummary() {
+  const total = chats.reduce((sum, chat) => sum + chat.unread, 0);
+  return total > 0 ? `, ${total} unread ${total === 1 ? "message" : "messages"}` : "";
+}
+
+function shortTime(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const today = new Date().toDateString() === date.toDateString();
+  return today ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : date.toLocaleDateString();
+}
+
+// MARK: One chat
+
+/** Opens a chat: its newest messages, or, `at` a message (a search result), that one and the
+ *  ones before it, with the way back to the newest below. */
+export async function openChat(chatAccount, chatId, { at = null, opener = null, name = null } = {}) {
+  const dialog = $("#chat-view");
+  const known = chatAccount === account ? chats.find((chat) => chat.id === chatId) : null;
+  open = {
+    account: chatAccount, chatId, opener, messages: [], ids: new Set(), nextBefore: null, atNewest: at == null, at,
+    loading: false, failed: false,
+  };
+  const title = name ?? (known ? chatName(known) : `Chat ${chatId}`);
+  $("#chat-view-title").textContent = chatAccount === "linked" ? `${title} (linked account)` : title;
+  $("#chat-export").href = `/api/export?account=${chatAccount}&chat=${chatId}`;
+  $("#chat-messages").replaceChildren();
+  $("#chat-error").replaceChildren();
+  if (!dialog.open) dialog.showModal();
+  $("#chat-view-title").focus();
+  await loadPage({ before: at == null ? null : at + 1 });
+  if (!open || open.chatId !== chatId) return;
+  const found = at == null ? null : $(`#chat-messages [data-id="${at}"]`);
+  if (found) {
+    found.classList.add("found");
+    found.scrollIntoView({ block: "center" });
+    found.focus();
+  } else {
+    $("#chat-scroll").scrollTop = $("#chat-scroll").scrollHeight;
+  }
+  if (known?.unread > 0 || !known) markRead(chatAccount, chatId);
+}
+
+async function loadPage({ before = null, clicked = false } = {}) {
+  const chat = open;
+  chat.loading = true;
+  renderControls();
+  const query = new URLSearchParams({ account: chat.account, chat: String(chat.chatId), limit: String(PAGE) });
+  if (before != null) query.set("before", String(before));
+  let page;
+  try {
+    page = await getJSON(`/api/messages?${query}`);
+    if (!Array.isArray(page.messages)) throw new UnreadableAnswer("/api/messages");
+  } catch (failure) {
+    if (open !== chat) return;
+    chat.loading = false;
+    chat.failed = true;
+    const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
+    retry.addEventListener("click", () => (chat.messages.length ? loadOlder({ clicked: true }) : loadPage({ before, clicked: true })));
+    $("#chat-error").replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
+      element("h3", { text: "The messages could not be loaded" }),
+      element("p", { text: reasonFor(failure) }),
+      element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
+      element("div", { className: "actions" }, [retry]),
+    ]));
+    renderControls();
+    if (clicked) retry.focus();
+    return;
+  }
+  if (open !== chat) return;
+  chat.loading = false;
+  chat.failed = false;
+  $("#chat-error").replaceChildren();
+  const older = page.messages.filter((message) => !chat.ids.has(message.id)).reverse();
+  for (const message of older) chat.ids.add(message.id);
+  chat.messages.unshift(...older);
+  chat.nextBefore = page.nextBefore;
+  renderMessages();
+}
+
+async function loadOlder({ clicked = false } = {}) {
+  if (!open || open.loading || open.nextBefore == null) return;
+  const scroller = $("#chat-scroll");
+  const fromBottom = scroller.scrollHeight - scroller.scrollTop;
+  const firstShown = open.messages[0]?.id;
+  await loadPage({ before: open.nextBefore, clicked });
+  if (!open || open.failed) return;
+  // The messages read so far stay where they were; the older ones appear above them.
+  scroller.scrollTop = scroller.scrollHeight - fromBottom;
+  if (!clicked) return;
+  if (open.nextBefore == null) {
+    $("#chat-start").focus();
+  } else {
+    $(`#chat-messages [data-id="${firstShown}"]`)?.focus();
+  }
+}
+
+function dayOf(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? "" : date.toDateString();
+}
+
+function dayHeading(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "Date unknown";
+  return date.toLocaleDateString(undefined, { weekday: "long", year: "numeric", month: "long", day: "numeric" });
+}
+
+function renderMessages() {
+  const items = [];
+  let day = null;
+  for (const message of open.messages) {
+    const thisDay = dayOf(message.sentAt);
+    if (thisDay !== day) {
+      day = thisDay;
+      items.push(element("li", { className: "day" }, [element("h3", { text: dayHeading(message.sentAt) })]));
+    }
+    const time = new Date(message.sentAt);
+    const clock = Number.isNaN(time.getTime()) ? message.sentAt : time.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    items.push(element("li", {
+      className: `message${message.id === open.at ? " found" : ""}`,
+      attributes: { "data-id": String(message.id), tabindex: "-1" },
+    }, [
+      element("div", { className: "meta", text: `${message.sender} · ${clock}` }),
+      element("div", { className: "text", text: message.text }),
+    ]));
+  }
+  $("#chat-messages").replaceChildren(...items);
+  renderControls();
+}
+
+function renderControls() {
+  if (!open) return;
+  const older = $("#chat-older");
+  older.hidden = open.nextBefore == null && !(open.loading && open.messages.length > 0);
+  const label = open.loading ? "Loading older messages…" : "Show older messages";
+  if (older.textContent !== label) older.textContent = label;
+  if (open.loading) older.setAttribute("aria-busy", "true"); else older.removeAttribute("aria-busy");
+  $("#chat-start").hidden = open.loading || open.failed || open.nextBefore != null;
+  $("#chat-start").textContent = open.messages.length === 0 ? "No messages of this chat are stored." : "That is the oldest stored message of this chat.";
+  $("#chat-newest").hidden = open.atNewest || open.loading;
+}
+
+function chatClosed() {
+  const closed = open;
+  open = null;
+  if (!closed) return;
+  // Back to where the person came from: the chat's row when the list was drawn again meanwhile.
+  const opener = closed.opener?.isConnected ? closed.opener
+    : $(`#chats [data-chat="${CSS.escape(String(closed.chatId))}"]`) ?? $("#chats-title");
+  opener?.focus?.();
+}
+
+async function markRead(chatAccount, chatId) {
+  let answer;
+  try {
+    answer = await post(`/api/chats/${encodeURIComponent(chatId)}/read?account=${chatAccount}`);
+  } catch {
+    return; // not reached: the count stays as it is, which is still true
+  }
+  if (answer.status === 200) chatMarkedRead(chatAccount, chatId);
+}
+
+function reasonFor(failure) {
+  if (failure instanceof HttpError) return `The dashboard answered ${failure.status}${failure.body?.detail ? `: ${failure.body.detail}` : "."}`;
+  if (failure instanceof UnreadableAnswer) return "The dashboard's answer could not be read.";
+  return "The dashboard process does not answer. Is it still running?";
+}
