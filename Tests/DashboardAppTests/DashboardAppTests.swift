@@ -592,7 +592,8 @@ struct OpenAPITests {
         let routes: [(String, String)] = [
             ("get", "/api/session"), ("get", "/api/state"), ("get", "/api/messages"), ("get", "/api/poll"),
             ("post", "/api/errors/{id}/attempts"), ("post", "/api/engine/start"), ("post", "/api/engine/stop"),
-            ("post", "/api/engine/retry-now"),
+            ("post", "/api/engine/retry-now"), ("get", "/api/search"), ("get", "/api/chats"), ("post", "/api/chats/{id}/read"),
+            ("get", "/api/export"),
         ] + SimulatorRoutes.actions.map { ($0.method.lowercased(), "/api/simulator/" + $0.name) }
         for (method, route) in routes {
             #expect(paths[route]?[method] != nil, "\(method.uppercased()) \(route)")
