@@ -17,6 +17,10 @@ enum LPBench {
                          --batches 1000  --batch-size 200  --rounds 3  --single-commits 5000
               e2e      end-to-end ingest: built-in simulator -> engine -> SQLite, messages/s
                          --messages 200000  --rounds 3
+              search   two-word full-text searches on a store of a million messages (FTS5, the route's own
+                       call) vs the same filter as LIKE '%word%'     --messages 1000000  --queries 200  --like 20
+              export   GET /api/export of that store from the release dashboard: messages/s and RSS growth,
+                       vs Python sqlite3 + json writing the same lines     --messages 1000000  --rounds 3
               feed-server
                        the dashboard's feed and HTTP server alone, a publish going straight into the
                        feed (no simulator, engine or SQLite), for the fan-out client     --port 0
@@ -75,6 +79,13 @@ enum LPBench {
                     messages: Int(option("--messages", in: arguments, default: "200000")) ?? 200_000,
                     rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3
                 )
+            case "search":
+                let corpus = try await HistoryBenchmark.Corpus(messages: Int(option("--messages", in: arguments, default: "1000000")) ?? 1_000_000)
+                try await HistoryBenchmark.search(corpus: corpus, queries: Int(option("--queries", in: arguments, default: "200")) ?? 200,
+                                                  likeQueries: Int(option("--like", in: arguments, default: "20")) ?? 20)
+            case "export":
+                let corpus = try await HistoryBenchmark.Corpus(messages: Int(option("--messages", in: arguments, default: "1000000")) ?? 1_000_000)
+                try HistoryBenchmark.export(corpus: corpus, rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3)
             case "feed-server":
                 try await FeedOnlyServer.run(port: Int(option("--port", in: arguments, default: "0")) ?? 0)
             case "matrix":

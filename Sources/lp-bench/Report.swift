@@ -24,6 +24,11 @@ enum Report {
         await section("ingest vs Python sqlite3") {
             try await IngestBenchmark.run(batches: quick ? 200 : 1000, batchSize: 200, rounds: quick ? 1 : 3, singleCommits: quick ? 1000 : 5000)
         }
+        await section("search and export of a million stored messages") {
+            let corpus = try await HistoryBenchmark.Corpus(messages: quick ? 200_000 : 1_000_000)
+            return try await HistoryBenchmark.search(corpus: corpus, queries: quick ? 50 : 200, likeQueries: quick ? 5 : 20)
+                + HistoryBenchmark.export(corpus: corpus, rounds: quick ? 1 : 3)
+        }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
         await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }

@@ -25,12 +25,23 @@ enum SearchQueries {
                        limit: Int) throws(SearchFailure) -> SearchPage {
         let limit = max(1, limit)
         do {
-            let statement = try connection.statement("""
+            // Without a chat, the page is chosen from the index alone and only its rows are read from
+            // the messages: a search of two common words matches a third of a large store, and
+            // reading every match's row before sorting made it ten times slower (lp-bench search).
+            let statement = try connection.statement(chat == nil ? """
+                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name
+                FROM (SELECT rowid, rank FROM message_search WHERE message_search MATCH ?1 AND (rowid & 1) = ?2
+                      ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5) s
+                JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
+                LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
+                WHERE ?3 IS NULL
+                ORDER BY s.rank, s.rowid DESC
+                """ : """
                 SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name
                 FROM message_search s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
-                WHERE message_search MATCH ?1 AND (s.rowid & 1) = ?2 AND (?3 IS NULL OR m.chat_id = ?3)
+                WHERE message_search MATCH ?1 AND (s.rowid & 1) = ?2 AND m.chat_id = ?3
                 ORDER BY s.rank, m.id DESC LIMIT ?4 OFFSET ?5
                 """)
             var rows = try statement.query([.text(query.expression), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
