@@ -129,6 +129,8 @@ enum HistoryBenchmark {
         return [
             ReportLine(name: "search, 2 words, \(corpus.messages / 1000)k messages, p95", ours: String(format: "%.2f ms", p95),
                        peer: "", ratio: nil, goal: "<= 20 ms", met: p95 <= 20),
+            ReportLine(name: "search, 2 of the 20 commonest words, p95", ours: String(format: "%.1f ms", percentile(commonTimes, 0.95)),
+                       peer: "", ratio: nil, goal: "", met: true),
             ReportLine(name: "search vs LIKE '%word%', median", ours: String(format: "%.2f ms", median(sameTimes)),
                        peer: String(format: "LIKE %.0f ms", median(likeTimes)), ratio: ratio, goal: ">= 100x faster", met: ratio >= 100),
         ]

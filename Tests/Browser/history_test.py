@@ -17,7 +17,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    ChatServer, Dashboard, accessibility_problems, click, console_errors, find, find_all, run_suite, shot, status_text, text_of,
+    ChatServer, Dashboard, accessibility_problems, browser, click, console_errors, find, find_all, run_suite, shot, status_text, text_of,
     visible, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -42,6 +42,9 @@ def start(context, world=None):
 
 
 def stop(context):
+    for other in getattr(context, "others", []):
+        other.quit()
+    context.others = []
     if context.dashboard:
         context.dashboard.stop()
         context.dashboard = None
@@ -120,6 +123,12 @@ def test_history_is_read_live_messages_are_unread_and_a_chat_opens_with_a_headin
     stored = dashboard.api(f"/api/messages?account=primary&chat={chat}&limit=500")["messages"]
     assert chats(driver)[0][2] > 0, "the chat with the newest message comes first"
 
+    # A second window on the same dashboard shows the same counts, and hears when this one reads.
+    other = browser()
+    context.others = [other]
+    other.get(dashboard.url)
+    wait(other, lambda: unread_of(other, chat) == unread, message="the other window has the same count")
+
     row = find(driver, f'#chats [data-chat="{chat}"]')
     click(driver, row)
     wait(driver, lambda: dialog_open(driver) and len(chat_view(driver)["ids"]) == min(50, len(stored)), message="the chat open")
@@ -135,6 +144,9 @@ def test_history_is_read_live_messages_are_unread_and_a_chat_opens_with_a_headin
     wait(driver, lambda: text_of(driver, "#chats-note") == f"5 chats, {10 - unread} unread messages."
          if unread < 10 else text_of(driver, "#chats-note") == "5 chats.", message=lambda: text_of(driver, "#chats-note"))
     assert next(c for c in dashboard.api("/api/chats?account=primary")["chats"] if c["id"] == chat)["unread"] == 0, "kept by the store"
+    wait(other, lambda: unread_of(other, chat) == 0, message="read in one window, read in the other")
+    other.quit()
+    context.others = []
     shot(driver, SHOTS, "chat-open")
     accessible_at_both_widths(driver, "a chat open")
 
