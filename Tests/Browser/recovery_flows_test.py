@@ -19,6 +19,7 @@ from browser_support import (  # noqa: E402
     By, ChatServer, Dashboard, assert_accessible, browser, click, console_errors, enabled, find, find_all, loaded, loaded_range,
     run_suite, shot, status_text, text_of, texts, visible, wait,
 )
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
@@ -133,7 +134,12 @@ def test_each_connection_error_fails_visibly_then_recovers_three_times_in_a_row(
         shot(driver, SHOTS, f"banner-{mode}")
         assert_accessible(driver)
         dashboard.sim("/sim/faults", {"mode": "none"})
-        click(driver, banner_button(driver, "try-again"))
+        # The engine's own retry may get there first and take the banner away under the pointer
+        # (seen on a loaded machine): then there is nothing left to click, and live is what counts.
+        try:
+            click(driver, banner_button(driver, "try-again"))
+        except (StaleElementReferenceException, NoSuchElementException):
+            pass
         wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, "#banner"), seconds=15, message=f"{mode}: live again")
 
 

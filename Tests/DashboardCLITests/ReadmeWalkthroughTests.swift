@@ -66,7 +66,9 @@ struct ReadmeWalkthroughTests {
         let scriptURL = folder.appendingPathComponent("walkthrough.sh")
         try Self.script(blocks, binary: ChildProcess.binaryPath("dashboard")).write(to: scriptURL, atomically: true, encoding: .utf8)
 
-        let (status, printed) = try await runToCompletion("/usr/bin/timeout", ["120", "/bin/bash", "-x", scriptURL.path], in: folder)
+        // -k: bash may have been started with SIGTERM ignored (an ignored signal is inherited), and
+        // a walkthrough stuck in an `until` loop then ran on for ever instead of failing with its output.
+        let (status, printed) = try await runToCompletion("/usr/bin/timeout", ["-k", "10", "120", "/bin/bash", "-x", scriptURL.path], in: folder)
         #expect(status == 0, "\(printed)")
         #expect(printed.contains("\nWALKTHROUGH-DONE\n"), "\(printed)")
     }
