@@ -58,4 +58,11 @@ struct StatusBoard: Sendable, Equatable {
         announcedSuccessAt = next.lastSuccessAt
         return next
     }
+
+    /// The page heard of a success another way (an answer with messages reaches every tab as a
+    /// `messages` event): a success-only announcement now would wake every tab a second time for
+    /// the same answer, and in a fan-out make every poll answer twice.
+    mutating func successShown(at date: Date) {
+        announcedSuccessAt = max(announcedSuccessAt ?? date, date)
+    }
 }

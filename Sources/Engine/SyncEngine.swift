@@ -264,7 +264,9 @@ public actor SyncEngine {
         counters.pollsSucceeded += 1
         policy.pollAnswered()
         reportOutcome(true)
-        update { $0.attempt = 0; $0.lastSuccessAt = now() }
+        let answeredAt = now()
+        if answer.messages.values.contains(where: { !$0.isEmpty }) { statusBoard.successShown(at: answeredAt) }
+        update { $0.attempt = 0; $0.lastSuccessAt = answeredAt }
         try await store(answer, tag)
         reportBatch(.stored)
     }

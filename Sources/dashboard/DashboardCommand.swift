@@ -67,9 +67,14 @@ enum DashboardCommand {
             fail("cannot open the store at \(storeLocation.description): \(error)", code: 1)
         }
 
+        // Two loop threads: "http" serves the browser (pages, polls), "upstream" carries the sync
+        // (the engine's requests, and the built-in simulator standing in for a remote server), so a
+        // message on its way in never queues behind thousands of polls being answered or re-armed.
         let loop: EventLoop
+        let upstreamLoop: EventLoop
         do {
             loop = try EventLoop(name: "http")
+            upstreamLoop = try EventLoop(name: "upstream")
         } catch {
             fail("cannot start the event loop: \(error)", code: 1)
         }
@@ -83,7 +88,7 @@ enum DashboardCommand {
             do {
                 // With a persistent store the simulator keeps its world beside it, so a restart of the
                 // dashboard is not a reset of the chat server.
-                let started = try await SimulatorServer.start(dataPath: storeLocation.simulatorWorldPath, loop: loop)
+                let started = try await SimulatorServer.start(dataPath: storeLocation.simulatorWorldPath, loop: upstreamLoop)
                 simulator = started
                 upstreamURL = URL(string: started.url)!
                 say("simulator listening on \(started.url)")
@@ -117,9 +122,9 @@ enum DashboardCommand {
             if signIn.password == nil && signIn.accessToken == nil && kept?.accessToken == nil {
                 log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
             }
-            upstream = MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: loop, timelineLimit: options.matrixTimelineLimit)
+            upstream = MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: upstreamLoop, timelineLimit: options.matrixTimelineLimit)
         } else {
-            upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: loop, holdSeconds: engineOptions.holdSeconds)
+            upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds)
         }
         let serverBox = ServerBox()
         let services = await DashboardServices.assemble(

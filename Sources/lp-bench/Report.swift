@@ -38,6 +38,10 @@ enum Report {
         }
         await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20) }
 
+        printTable(lines)
+    }
+
+    static func printTable(_ lines: [ReportLine]) {
         print("\n| benchmark | dashboard | peer | ratio | goal | met |")
         print("| --- | ---: | ---: | ---: | --- | --- |")
         for line in lines {

@@ -39,4 +39,14 @@ struct EngineBoardsTests {
         #expect(board.change { $0.state = .waiting } != nil, "a change of state is always said")
         #expect(board.change { $0.state = .waiting } == nil, "no change, nothing said")
     }
+
+    @Test func aSuccessTheMessagesAlreadyShowedIsNotAnnouncedAgain() {
+        var board = StatusBoard(ConnectionStatus(upstream: "http://u", holdSeconds: 25))
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(board.change { $0.state = .live; $0.lastSuccessAt = start } != nil)
+        board.successShown(at: start.addingTimeInterval(12))
+        #expect(board.change { $0.lastSuccessAt = start.addingTimeInterval(12) } == nil, "the messages event said it")
+        #expect(board.change { $0.lastSuccessAt = start.addingTimeInterval(20) } == nil, "8 s after what the page heard")
+        #expect(board.change { $0.lastSuccessAt = start.addingTimeInterval(22) } != nil, "10 s after it: said")
+    }
 }

@@ -51,8 +51,8 @@ struct PollRoutes: Sendable {
 
     /// The query's parameters, or the problem to answer with.
     static func parameters(of request: HTTPRequest) -> Result<Parameters, Problem> {
-        var parameters = Parameters(since: 0, timeout: defaultTimeout, visible: request.queryValue("visible") == "1",
-                                    epoch: request.queryValue("epoch"))
+        let visible = request.queryValue("visible")
+        var parameters = Parameters(since: 0, timeout: defaultTimeout, visible: visible == "1", epoch: request.queryValue("epoch"))
         if let text = request.queryValue("since") {
             guard let value = Int(text), value >= 0 else {
                 return .failure(Problem(status: .badRequest, detail: "since must be a sequence number (0 or more)."))
@@ -65,7 +65,7 @@ struct PollRoutes: Sendable {
             }
             parameters.timeout = value
         }
-        if let text = request.queryValue("visible"), text != "0", text != "1" {
+        if let text = visible, text != "0", text != "1" {
             return .failure(Problem(status: .badRequest, detail: "visible must be 0 or 1."))
         }
         return .success(parameters)

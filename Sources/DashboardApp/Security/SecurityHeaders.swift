@@ -1,6 +1,6 @@
 import HTTPCore
 
-/// Headers every response carries; API answers are also never cached.
+/// Headers every response carries (CONTRACT section 7); API answers are also never cached.
 public enum SecurityHeaders {
     public static let contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'"
 
@@ -8,13 +8,18 @@ public enum SecurityHeaders {
         "Content-Security-Policy": contentSecurityPolicy,
         "X-Content-Type-Options": "nosniff",
         "Cross-Origin-Resource-Policy": "same-origin",
-        "Referrer-Policy": "no-referrer",
     ]
 
-    /// For the page's files.
-    public static let page = ResponseFinishing(setting: common)
+    /// For the page's files. `Referrer-Policy` governs what a document sends when it loads or
+    /// links something, so the page carries it; a JSON answer loads nothing.
+    public static let page: ResponseFinishing = {
+        var headers = common
+        headers.set("Referrer-Policy", "no-referrer")
+        return ResponseFinishing(setting: headers)
+    }()
 
-    /// For the API: never cached either.
+    /// For the API: never cached. Every poll answer carries these, so nothing here is decoration
+    /// (each byte is read by every client, thousands of times per message in a fan-out).
     public static let api: ResponseFinishing = {
         var headers = common
         headers.set("Cache-Control", "no-store")
