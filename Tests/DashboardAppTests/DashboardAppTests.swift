@@ -160,6 +160,18 @@ struct DashboardAppTests {
         #expect(cookie.status != .unauthorized, "the cookie the landing sets is as good as the header")
     }
 
+    @Test func theAuthorizationHeaderIsReadAsRFC6750SaysAndNothingElsePasses() async throws {
+        let token = app.secrets.accessToken
+        for accepted in ["Bearer \(token)", "bearer \(token)", "BEARER  \(token)\t", "Bearer \t\(token) "] {
+            #expect(try await send("GET", "/api/session", headers: ["Authorization": accepted], authorized: false).status == .ok, "\(accepted)")
+        }
+        for refused in ["Basic \(token)", "Bearer\(token)", "Bearer", "Bearer ", "Bearers \(token)", "Bearer \(token)x",
+                        "Bearer \(token.dropLast())", "\(token)"] {
+            #expect(try await send("GET", "/api/session", headers: ["Authorization": refused], authorized: false).status == .unauthorized,
+                    "\(refused)")
+        }
+    }
+
     @Test func thePollFastPathChecksTheTokenToo() async throws {
         let request = HTTPRequest(method: "GET", target: "/api/poll?since=0&timeout=0", headers: ["Host": "127.0.0.1:8080"])
         #expect(app.respondOnLoop(to: request, context: context) == nil, "left to the async path, which answers 401")

@@ -21,19 +21,28 @@ public struct AccessGate: Sendable {
         path.hasPrefix("/api/") || path == "/api" || path == "/metrics"
     }
 
-    /// The token a request brings, from `Authorization: Bearer` or the cookie.
-    private func presented(_ request: HTTPRequest) -> String? {
-        if let authorization = request.headers["Authorization"] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]).trimmingHTTPWhitespace() }
+    /// The token a request brings, from `Authorization: Bearer` or the cookie: a slice of the
+    /// header, not a copy (every poll is checked; a fan-out checks thousands a second).
+    private func presented(_ request: HTTPRequest) -> Substring? {
+        if let authorization = request.headers["Authorization"], let space = authorization.firstIndex(of: " "),
+           authorization[..<space].utf8.elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }) {
+            return Self.trimmed(authorization[authorization.index(after: space)...])
         }
         for header in request.headers.values(for: "Cookie") {
             for pair in header.split(separator: ";") {
                 let trimmed = pair.drop { $0 == " " }
-                if trimmed.hasPrefix(cookieName + "=") { return String(trimmed.dropFirst(cookieName.count + 1)) }
+                if trimmed.hasPrefix(cookieName + "=") { return trimmed.dropFirst(cookieName.count + 1) }
             }
         }
         return nil
+    }
+
+    /// `text` without spaces or tabs at either end.
+    private static func trimmed(_ text: Substring) -> Substring {
+        var start = text.startIndex, end = text.endIndex
+        while start < end, text[start] == " " || text[start] == "\t" { start = text.index(after: start) }
+        while end > start, text[text.index(before: end)] == " " || text[text.index(before: end)] == "\t" { end = text.index(before: end) }
+        return text[start..<end]
     }
 
     public func allows(_ request: HTTPRequest) -> Bool {

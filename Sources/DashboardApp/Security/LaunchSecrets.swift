@@ -34,12 +34,11 @@ public struct LaunchSecrets: Sendable {
 }
 
 /// Compares two strings in time that depends only on their lengths, not on where they differ.
-public func constantTimeEquals(_ left: String, _ right: String) -> Bool {
-    let a = Array(left.utf8), b = Array(right.utf8)
-    guard a.count == b.count else { return false }
+public func constantTimeEquals<Left: StringProtocol, Right: StringProtocol>(_ left: Left, _ right: Right) -> Bool {
+    guard left.utf8.count == right.utf8.count else { return false }
     var difference: UInt8 = 0
-    for index in 0..<a.count {
-        difference |= a[index] ^ b[index]
+    for (a, b) in zip(left.utf8, right.utf8) {
+        difference |= a ^ b
     }
     return difference == 0
 }
