@@ -39,7 +39,8 @@ enum MessageQueries {
         return try statement.query(bindings) { message($0, account: account) }
     }
 
-    private static func message(_ row: SQLiteStatement, account: AccountRole) -> StoredMessage {
+    /// A row of `columns` (search reads the same ones).
+    static func message(_ row: SQLiteStatement, account: AccountRole) -> StoredMessage {
         StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
                       text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
                       chatName: row.isNull(at: 6) ? nil : row.string(at: 6))

@@ -1,3 +1,4 @@
+import ChatSimulator
 import Foundation
 import SQLite
 import Store
@@ -25,7 +26,7 @@ enum HistoryBenchmark {
             folder = NSTemporaryDirectory() + "lp-bench-history-\(getpid())"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             path = folder + "/store.sqlite"
-            var random = Generator(seed: 2026)
+            var random = SeededGenerator(seed: 2026)
             vocabulary = (0..<HistoryBenchmark.vocabularySize).map { _ in Self.word(&random) }
             try await fill(&random)
         }
@@ -35,7 +36,7 @@ enum HistoryBenchmark {
         }
 
         /// Pronounceable nonsense, 2 to 4 syllables.
-        private static func word(_ random: inout Generator) -> String {
+        private static func word(_ random: inout SeededGenerator) -> String {
             let onsets = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "ch", "sh", "tr", "pl"]
             let vowels = ["a", "e", "i", "o", "u", "ai", "ou"]
             return (0..<Int.random(in: 2...4, using: &random)).map { _ in
@@ -44,11 +45,11 @@ enum HistoryBenchmark {
         }
 
         /// A word's rank drawn so that a few words are common and most are rare (as in chat).
-        func rank(_ random: inout Generator) -> Int {
+        func rank(_ random: inout SeededGenerator) -> Int {
             min(vocabulary.count - 1, Int(pow(Double.random(in: 0..<1, using: &random), 3) * Double(vocabulary.count)))
         }
 
-        private func fill(_ random: inout Generator) async throws {
+        private func fill(_ random: inout SeededGenerator) async throws {
             let started = Date()
             let store = try MessageStore(location: .file(path))
             let batch = 5000
@@ -75,7 +76,7 @@ enum HistoryBenchmark {
 
     @discardableResult
     static func search(corpus: Corpus, queries: Int, likeQueries: Int) async throws -> [ReportLine] {
-        var random = Generator(seed: 7)
+        var random = SeededGenerator(seed: 7)
         // Words a person would look for: neither the commonest nor ones that hardly occur.
         let pairs = (0..<queries).map { _ in
             (corpus.vocabulary[Int.random(in: 20..<2000, using: &random)], corpus.vocabulary[Int.random(in: 20..<2000, using: &random)])
@@ -267,19 +268,4 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return 0 }
     return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
-}
-
-/// SplitMix64: the same corpus every run.
-struct Generator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
 }

@@ -1,5 +1,3 @@
-import ChatServerClient
-import Engine
 import Foundation
 import HTTPCore
 import Store
@@ -25,17 +23,9 @@ struct ExportOverLoopbackTests {
             let batch = Array(all[start..<min(start + 1000, all.count)])
             _ = try await store.apply(batch, to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: String(batch.last!.id))
         }
-        let loop = try EventLoop(name: "export-test")
-        let secrets = LaunchSecrets()
-        let services = await DashboardServices.assemble(store: store, reader: try StoreReader(path: path), epoch: secrets.epoch, loop: loop,
-                                                        simulator: nil) { emit in
-            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
-        }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
-        try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
-                                                       services: services, secrets: secrets))
-        let port = server.localAddress.port
-        let auth = "Authorization: Bearer \(secrets.accessToken)\r\n"
+        let dashboard = try await LoopbackDashboard.start(store: store, reader: try StoreReader(path: path), loopName: "export-test",
+                                                          fixture: fixture)
+        let (port, auth) = (dashboard.port, dashboard.authorization)
         let (whole, work) = try await RawClient.run {
             let client = try RawClient(port: port)
             try client.send(rawGet("/api/export?account=primary", host: "127.0.0.1:\(port)", extraHeaders: auth)
@@ -59,7 +49,7 @@ struct ExportOverLoopbackTests {
         let workIDs = work.text.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? Int }
         #expect(workIDs == all.filter { $0.chatId == 1 }.map { Int($0.id) })
         #expect(work.header("Content-Disposition")?.contains("messages-primary-work-") == true)
-        await server.shutdown(gracePeriod: .milliseconds(100))
-        await loop.shutdown()
+        await dashboard.server.shutdown(gracePeriod: .milliseconds(100))
+        await dashboard.loop.shutdown()
     }
 }

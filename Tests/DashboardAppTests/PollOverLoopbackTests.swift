@@ -13,17 +13,8 @@ import Upstream
 @Suite("Dashboard over loopback")
 struct PollOverLoopbackTests {
     @Test func aThousandParkedPollsAreAllWokenByOnePublish() async throws {
-        let fixture = try PublicFixture()
-        let loop = try EventLoop(name: "poll-test")
-        let store = try MessageStore(location: .memory)
-        let secrets = LaunchSecrets()
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop, simulator: nil) { emit in
-            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
-        }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
-        try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
-                                                       services: services, secrets: secrets))
-        let port = server.localAddress.port
+        let dashboard = try await LoopbackDashboard.start(store: try MessageStore(location: .memory), loopName: "poll-test")
+        let (server, services, secrets, port) = (dashboard.server, dashboard.services, dashboard.secrets, dashboard.port)
         // A poll from another launch gets a reset: the loop hands it to its route, which answers it.
         let stale = try RawClient(port: port)
         try stale.send(rawGet("/api/poll?since=0&epoch=another-launch&timeout=60&visible=0", host: "127.0.0.1:\(port)",
@@ -64,17 +55,9 @@ struct PollOverLoopbackTests {
 
 extension PollOverLoopbackTests {
     @Test func everyKindOfRouteAnswersAClientThatHalfCloses() async throws {
-        let fixture = try PublicFixture()
-        let loop = try EventLoop(name: "half-close-test")
-        let store = try MessageStore(location: .memory)
-        let secrets = LaunchSecrets()
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop, simulator: ChatSimulator()) { emit in
-            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
-        }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
-        try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
-                                                       services: services, secrets: secrets))
-        let port = server.localAddress.port
+        let dashboard = try await LoopbackDashboard.start(store: try MessageStore(location: .memory), simulator: ChatSimulator(),
+                                                          loopName: "half-close-test")
+        let (server, services, secrets, port) = (dashboard.server, dashboard.services, dashboard.secrets, dashboard.port)
         let host = "Host: 127.0.0.1:\(port)\r\n"
         let token = "Authorization: Bearer \(secrets.accessToken)\r\n"
         let body = "{}"

@@ -18,8 +18,11 @@ struct ChatRoutes {
     }
 
     private func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
-            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        let account: AccountRole
+        do throws(Problem) {
+            account = try QueryParameters(request).account()
+        } catch {
+            return error.response
         }
         let chats: [ChatSummary]
         do {
@@ -31,8 +34,11 @@ struct ChatRoutes {
     }
 
     private func markRead(_ request: HTTPRequest, chat text: String) async throws -> HTTPResponse {
-        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
-            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        let account: AccountRole
+        do throws(Problem) {
+            account = try QueryParameters(request).account()
+        } catch {
+            return error.response
         }
         guard let chat = Int64(text) else {
             return Problem(status: .badRequest, detail: "The chat id must be a number.").response

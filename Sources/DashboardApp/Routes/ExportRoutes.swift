@@ -23,13 +23,13 @@ struct ExportRoutes {
     }
 
     private func export(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
-            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
-        }
-        var chat: Int64?
-        if let text = request.queryValue("chat") {
-            guard let value = Int64(text) else { return Problem(status: .badRequest, detail: "chat must be a chat id.").response }
-            chat = value
+        let parameters = QueryParameters(request)
+        let account: AccountRole, chat: Int64?
+        do throws(Problem) {
+            account = try parameters.account()
+            chat = try parameters.chat()
+        } catch {
+            return error.response
         }
         let chats: [ChatSummary]
         do {
@@ -46,7 +46,7 @@ struct ExportRoutes {
             "Content-Disposition": "attachment; filename=\"\(Self.fileName(account: account, chat: chat, chats: chats))\"",
         ]
         let copy = self.copy
-        return .streamed(headers: headers) { [chat] writer in
+        return .streamed(headers: headers) { writer in
             var after = Int64.min
             var json = JSONWriter(capacity: Self.writeSize + 4096)
             while true {

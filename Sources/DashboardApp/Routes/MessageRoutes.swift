@@ -17,13 +17,14 @@ struct MessageRoutes {
     }
 
     private func page(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let accountName = request.queryValue("account"), let account = AccountRole(name: accountName) else {
-            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
-        }
-        var chat: Int64?
-        if let text = request.queryValue("chat") {
-            guard let value = Int64(text) else { return Problem(status: .badRequest, detail: "chat must be a chat id.").response }
-            chat = value
+        let parameters = QueryParameters(request)
+        let account: AccountRole, chat: Int64?, limit: Int
+        do throws(Problem) {
+            account = try parameters.account(default: nil)  // section 5: always named here
+            chat = try parameters.chat()
+            limit = try parameters.limit(default: Self.defaultLimit, maximum: Self.maxLimit)
+        } catch {
+            return error.response
         }
         var before: Int64?
         if let text = request.queryValue("before") {
@@ -31,13 +32,6 @@ struct MessageRoutes {
                 return Problem(status: .badRequest, detail: "before must be a message id.").response
             }
             before = value
-        }
-        var limit = Self.defaultLimit
-        if let text = request.queryValue("limit") {
-            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
-                return Problem(status: .badRequest, detail: "limit must be a number from 1 to \(Self.maxLimit).").response
-            }
-            limit = value
         }
         let page: MessagePage
         do {

@@ -18,8 +18,14 @@ struct SearchRoutes {
     }
 
     private func results(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let account = AccountRole(name: request.queryValue("account") ?? "primary") else {
-            return Problem(status: .badRequest, detail: "Name the account: account=primary or account=linked.").response
+        let parameters = QueryParameters(request)
+        let account: AccountRole, chat: Int64?, limit: Int
+        do throws(Problem) {
+            account = try parameters.account()
+            chat = try parameters.chat()
+            limit = try parameters.limit(default: Self.defaultLimit, maximum: Self.maxLimit)
+        } catch {
+            return error.response
         }
         let query: SearchQuery
         do {
@@ -27,24 +33,12 @@ struct SearchRoutes {
         } catch {
             return Self.unreadable(error)
         }
-        var chat: Int64?
-        if let text = request.queryValue("chat") {
-            guard let value = Int64(text) else { return Problem(status: .badRequest, detail: "chat must be a chat id.").response }
-            chat = value
-        }
         var offset = 0
         if let text = request.queryValue("before") {
             guard let value = Int(text), value >= 0 else {
                 return Problem(status: .badRequest, detail: "before must be the next of the previous page.").response
             }
             offset = value
-        }
-        var limit = Self.defaultLimit
-        if let text = request.queryValue("limit") {
-            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
-                return Problem(status: .badRequest, detail: "limit must be a number from 1 to \(Self.maxLimit).").response
-            }
-            limit = value
         }
         let page: SearchPage
         do throws(SearchFailure) {

@@ -34,7 +34,6 @@ enum SearchQueries {
                       ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5) s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
-                WHERE ?3 IS NULL
                 ORDER BY s.rank, s.rowid DESC
                 """ : """
                 SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name
@@ -46,9 +45,7 @@ enum SearchQueries {
                 """)
             var rows = try statement.query([.text(query.expression), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
                                             .integer(Int64(limit + 1)), .integer(Int64(max(0, offset)))]) {
-                StoredMessage(account: account, id: $0.int64(at: 0), chatId: $0.int64(at: 1), sender: $0.string(at: 2),
-                              text: $0.string(at: 3), sentAt: $0.string(at: 4), receivedAt: $0.string(at: 5),
-                              chatName: $0.isNull(at: 6) ? nil : $0.string(at: 6))
+                MessageQueries.message($0, account: account)
             }
             let hasMore = rows.count > limit
             if hasMore { rows.removeLast() }
