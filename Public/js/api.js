@@ -20,6 +20,18 @@ export class UnreadableAnswer extends Error {
   }
 }
 
+/** Why a request of the page failed, in words. */
+export function reasonFor(failure) {
+  if (failure instanceof HttpError && failure.status === 401) {
+    return "This page has no access to the dashboard: it needs the address the dashboard printed when it started.";
+  }
+  if (failure instanceof HttpError) {
+    return `The dashboard answered ${failure.status}${failure.body?.detail ? `: ${failure.body.detail}` : "."}`;
+  }
+  if (failure instanceof UnreadableAnswer) return "The dashboard's answer could not be read.";
+  return "The dashboard process does not answer. Is it still running?";
+}
+
 export async function loadSession() {
   const session = await getJSON("/api/session");
   if (typeof session?.csrfToken !== "string" || typeof session?.epoch !== "string") throw new UnreadableAnswer("/api/session");

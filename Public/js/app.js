@@ -7,7 +7,7 @@
 // storage card say the state, without buttons. The focus never falls back to the page body: after
 // any action it goes to the next useful control or to the region that changed.
 
-import { getJSON, HttpError, loadSession, post, UnreadableAnswer } from "./api.js";
+import { getJSON, HttpError, loadSession, post, reasonFor, UnreadableAnswer } from "./api.js";
 import {
   alertIsMine, alertShowing, announce, attemptRunningHere, claimError, closeAlert, detailsDisclosure, failureText, forgetAttempts, noteAttemptEvent,
   optionButtons, refreshButtons, renderErrorView, resetRemoteAttempts, setOff, setProcessReachable, showAlert, signatureOf,
@@ -19,7 +19,7 @@ import { startPolling } from "./poll.js";
 import { wireSearch } from "./search.js";
 import { messagesToast, toast } from "./toasts.js";
 import {
-  element, formatBytes, hideBanner, recordHistory, renderStorage, showAge, showBanner, showLinkedPane, showStatus,
+  element, formatBytes, hideBanner, recordHistory, renderStorage, showAge, showBanner, showLinkedPane, showReadFailure, showStatus,
   updateCountdown,
 } from "./view.js";
 
@@ -554,14 +554,7 @@ async function loadOlder(account, { clicked = false } = {}) {
     place.replaceChildren();
   } catch (failure) {
     older.failed = true;
-    const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
-    retry.addEventListener("click", () => loadOlder(account, { clicked: true }));
-    place.replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
-      element("h3", { text: "Older messages could not be loaded" }),
-      element("p", { text: reasonFor(failure) }),
-      element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
-      element("div", { className: "actions" }, [retry]),
-    ]));
+    const retry = showReadFailure(place, "Older messages could not be loaded", reasonFor(failure), () => loadOlder(account, { clicked: true }));
     if (clicked) retry.focus();
   } finally {
     older.loading = false;
@@ -569,18 +562,6 @@ async function loadOlder(account, { clicked = false } = {}) {
   renderPane(account);
   // The button went away with the last page: the note that the start is reached takes the focus.
   if (clicked && !list.hasOlder && !older.failed) $(`[data-start-for="${account}"]`).focus();
-}
-
-/** Why a request of the page failed, in words. */
-function reasonFor(failure) {
-  if (failure instanceof HttpError && failure.status === 401) {
-    return "This page has no access to the dashboard: it needs the address the dashboard printed when it started.";
-  }
-  if (failure instanceof HttpError) {
-    return `The dashboard answered ${failure.status}${failure.body?.detail ? `: ${failure.body.detail}` : "."}`;
-  }
-  if (failure instanceof UnreadableAnswer) return "The dashboard's answer could not be read.";
-  return "The dashboard process does not answer. Is it still running?";
 }
 
 // MARK: Controls

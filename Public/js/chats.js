@@ -2,8 +2,8 @@
 // live messages are unread; one chat's messages oldest at the top with a heading for each day,
 // scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines.
 
-import { getJSON, HttpError, post, UnreadableAnswer } from "./api.js";
-import { element } from "./view.js";
+import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
+import { element, showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -196,14 +196,8 @@ async function loadPage({ before = null, clicked = false } = {}) {
     if (open !== chat) return;
     chat.loading = false;
     chat.failed = true;
-    const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
-    retry.addEventListener("click", () => (chat.messages.length ? loadOlder({ clicked: true }) : loadPage({ before, clicked: true })));
-    $("#chat-error").replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
-      element("h3", { text: "The messages could not be loaded" }),
-      element("p", { text: reasonFor(failure) }),
-      element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
-      element("div", { className: "actions" }, [retry]),
-    ]));
+    const retry = showReadFailure($("#chat-error"), "The messages could not be loaded", reasonFor(failure),
+      () => (chat.messages.length ? loadOlder({ clicked: true }) : loadPage({ before, clicked: true })));
     renderControls();
     if (clicked) retry.focus();
     return;
@@ -300,10 +294,4 @@ async function markRead(chatAccount, chatId) {
     return; // not reached: the count stays as it is, which is still true
   }
   if (answer.status === 200) chatMarkedRead(chatAccount, chatId);
-}
-
-function reasonFor(failure) {
-  if (failure instanceof HttpError) return `The dashboard answered ${failure.status}${failure.body?.detail ? `: ${failure.body.detail}` : "."}`;
-  if (failure instanceof UnreadableAnswer) return "The dashboard's answer could not be read.";
-  return "The dashboard process does not answer. Is it still running?";
 }

@@ -11,6 +11,20 @@ export function element(tag, { text, className, attributes } = {}, children = []
   return node;
 }
 
+/** Shows in `place` that a read failed: what, why, when, and Try again (which needs the
+ *  process, so it is off while the process does not answer). Returns the button. */
+export function showReadFailure(place, title, reason, onRetry) {
+  const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
+  retry.addEventListener("click", onRetry);
+  place.replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
+    element("h3", { text: title }),
+    element("p", { text: reason }),
+    element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
+    element("div", { className: "actions" }, [retry]),
+  ]));
+  return retry;
+}
+
 // Connection status and banner
 
 const STATUS_TEXT = {

@@ -174,6 +174,20 @@ def accessibility_problems(driver):
     return [(v["id"], v["impact"], len(v["nodes"])) for v in results["violations"] if v["impact"] in ("serious", "critical")]
 
 
+WIDE, NARROW = (1280, 900), (390, 844)
+
+
+def accessible_at_both_widths(driver, state):
+    """axe-core at 390 and 1280 px: no serious or critical problem; the window is wide again after."""
+    try:
+        for width, height in (NARROW, WIDE):
+            driver.set_window_size(width, height)
+            problems = accessibility_problems(driver)
+            assert problems == [], f"{state} at {width} px: {problems}"
+    finally:
+        driver.set_window_size(*WIDE)
+
+
 def assert_accessible(driver):
     problems = accessibility_problems(driver)
     assert problems == [], problems

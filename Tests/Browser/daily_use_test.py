@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    Dashboard, accessibility_problems, browser, click, console_errors, enabled, find, find_all, free_port, loaded, loaded_range,
-    open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
+    NARROW, WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, enabled, find, find_all, free_port, loaded,
+    loaded_range, open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin  # noqa: E402
@@ -27,8 +27,6 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 BINARY, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
-
-WIDE, NARROW = (1280, 900), (390, 844)
 
 
 def start(context, *arguments, **options):
@@ -40,17 +38,6 @@ def start(context, *arguments, **options):
     context.driver.get(context.dashboard.url)
     wait(context.driver, lambda: status_text(context.driver) == "Live", message="live")
     return context.dashboard, context.driver
-
-
-def accessible_at_both_widths(driver, state):
-    """axe-core at 390 and 1280 px: no serious or critical problem."""
-    try:
-        for width, height in (NARROW, WIDE):
-            driver.set_window_size(width, height)
-            problems = accessibility_problems(driver)
-            assert problems == [], f"{state} at {width} px: {problems}"
-    finally:
-        driver.set_window_size(*WIDE)
 
 
 def active(driver):

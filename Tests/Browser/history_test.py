@@ -17,22 +17,22 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    ChatServer, Dashboard, accessibility_problems, browser, click, console_errors, find, find_all, run_suite, shot, status_text, text_of,
-    visible, wait,
+    WIDE, ChatServer, Dashboard, accessible_at_both_widths, browser, click, console_errors, find, find_all, free_port, run_suite,
+    shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 BINARY, CHAT_SERVER, SHOTS = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(SHOTS, exist_ok=True)
 
-WIDE, NARROW = (1280, 900), (390, 844)
 
-
-def start(context, world=None):
-    """A chat server (keeping its world in `world`, if given), a dashboard syncing with it, the page live."""
+def start(context, *arguments, world=None, **options):
+    """A chat server (keeping its world in `world`, if given), a dashboard syncing with it (with
+    `arguments` and `options`, as `Dashboard` takes them), the page live."""
     stop(context)
     context.server = ChatServer(CHAT_SERVER, *(["--data", world] if world else []))
-    context.dashboard = Dashboard(BINARY, upstream=context.server.url)
+    context.dashboard = Dashboard(BINARY, *arguments, upstream=context.server.url, **options)
     context.dashboard.simulator = context.server.url.rstrip("/")
     context.driver.set_window_size(*WIDE)
     context.driver.get(context.dashboard.url)
@@ -97,16 +97,6 @@ def chat_view(driver):
     return driver.execute_script("""
         return {days: [...document.querySelectorAll('#chat-messages .day h3')].map(h => h.textContent),
                 ids: [...document.querySelectorAll('#chat-messages .message')].map(m => Number(m.dataset.id))}""")
-
-
-def accessible_at_both_widths(driver, state):
-    try:
-        for width, height in (NARROW, WIDE):
-            driver.set_window_size(width, height)
-            problems = accessibility_problems(driver)
-            assert problems == [], f"{state} at {width} px: {problems}"
-    finally:
-        driver.set_window_size(*WIDE)
 
 
 def test_history_is_read_live_messages_are_unread_and_a_chat_opens_with_a_heading_for_each_day(context):
@@ -189,6 +179,60 @@ def test_a_chat_goes_back_to_its_oldest_message_keeping_the_reading_place(contex
     top = driver.execute_script(f"return document.querySelector('#chat-messages [data-id=\"{first}\"]').getBoundingClientRect().top")
     assert top > 0, "what was read stays below the older messages"
     find(driver, "#chat-view").send_keys(Keys.ESCAPE)
+
+
+def test_a_chat_open_while_the_process_is_gone_keeps_its_messages_and_loads_older_ones_when_it_is_back(context):
+    options = {"port": free_port(), "db": os.path.join(tempfile.mkdtemp(), "store.sqlite")}
+    dashboard, driver = start(context, "--no-auth", **options)
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 400, "text": "a long story"})
+    wait(driver, lambda: sum(1 for _ in chats(driver)) == 5, message="five chats")
+    chat = max(dashboard.api("/api/chats?account=primary")["chats"], key=lambda c: c["messageCount"])
+    click(driver, find(driver, f'#chats [data-chat="{chat["id"]}"]'))
+    wait(driver, lambda: len(chat_view(driver)["ids"]) == 50, message="the newest 50")
+    shown = chat_view(driver)["ids"]
+
+    dashboard.stop()
+    wait(driver, lambda: find(driver, "#chat-older").get_attribute("aria-disabled") == "true", seconds=15,
+         message="Show older messages is off while the process is gone")
+    for _ in range(2):  # clicked, and clicked again, as a person does when nothing happens
+        click(driver, find(driver, "#chat-older"))
+        assert chat_view(driver)["ids"] == shown, "an off control does nothing, and what was read stays"
+    assert dialog_open(driver) and not find_all(driver, "#chat-error .error-view")
+    accessible_at_both_widths(driver, "a chat open, the process gone")
+
+    context.dashboard = Dashboard(BINARY, "--no-auth", upstream=context.server.url, **options)
+    wait(driver, lambda: status_text(driver) == "Live", seconds=30, message="live again")
+    wait(driver, lambda: find(driver, "#chat-older").get_attribute("aria-disabled") is None, message="on again")
+    click(driver, find(driver, "#chat-older"))
+    wait(driver, lambda: len(chat_view(driver)["ids"]) == chat["messageCount"], message="all of it, from the store kept on disk")
+    assert chat_view(driver)["ids"][-50:] == shown
+    find(driver, "#chat-view").send_keys(Keys.ESCAPE)
+
+
+def test_a_linked_chat_open_when_the_linked_account_goes_closes_and_the_list_is_the_primarys(context):
+    dashboard, driver = start(context)
+    dashboard.sim("/sim/messages", {"account": "linked", "count": 30, "text": "from the other account"})
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 5, "text": "from this one"})
+    wait(driver, lambda: visible(driver, "#chats-account"), message="the linked account offered")
+    Select(find(driver, "#chats-account")).select_by_value("linked")
+    wait(driver, lambda: find_all(driver, "#chats [data-chat]") and "Export all linked messages" == text_of(driver, "#export-account"),
+         message="the linked account's chats")
+    linked = dashboard.api("/api/chats?account=linked")["chats"]
+    wait(driver, lambda: len(chats(driver)) == len(linked), message="all of them listed")
+    click(driver, find(driver, f'#chats [data-chat="{linked[0]["id"]}"]'))
+    wait(driver, lambda: dialog_open(driver) and chat_view(driver)["ids"], message="the linked chat open")
+    assert text_of(driver, "#chat-view-title").endswith("(linked account)")
+
+    dashboard.sim("/sim/linked", {"linked": False})
+    wait(driver, lambda: not dialog_open(driver), message="its chat closes with the account")
+    wait(driver, lambda: not visible(driver, "#chats-account") and text_of(driver, "#export-account") == "Export all primary messages",
+         message="the list is the primary account's again")
+    primary = dashboard.api("/api/chats?account=primary")["chats"]
+    wait(driver, lambda: sorted(identifier for identifier, _, _ in chats(driver)) == sorted(c["id"] for c in primary),
+         message="the primary account's chats")
+    wait(driver, lambda: driver.execute_script(
+        "const e = document.activeElement; return e.id === 'chats-title' || e.closest('#chats') !== null"),
+        message="the focus lands in the chat list, not on the page's body")
 
 
 def test_a_search_result_opens_in_its_chat_at_the_message(context):
