@@ -280,14 +280,13 @@ public actor ChatSimulator {
     func control(_ request: HTTPRequest) async -> HTTPResponse {
         switch (request.method, String(request.path)) {
         case ("POST", "/sim/messages"):
-            struct Body: Decodable { var account: String; var count: Int; var text: String? }
-            guard let body = Self.decode(Body.self, request), (1...100_000).contains(body.count) else {
+            guard let body = PublishBody(json: request.body), (1...100_000).contains(body.count) else {
                 return Self.error(.badRequest, "body must be {\"account\": \"primary\"|\"linked\", \"count\": 1...100000, \"text\"?: s}")
             }
             guard let ids = publish(account: body.account, count: body.count, text: body.text) else {
                 return Self.error(.conflict, body.account == "linked" ? "no linked account is attached" : "unknown account")
             }
-            return Self.json(["published": ids])
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: PublishBody.answer(ids))
         case ("POST", "/sim/auto"):
             struct Body: Decodable { var perSecond: Double }
             guard let body = Self.decode(Body.self, request), body.perSecond >= 0, body.perSecond <= 100_000 else {

@@ -43,7 +43,7 @@ public struct DashboardServices: Sendable {
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })
         let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter)
-        Task { await hub.run(events) }
+        Task(executorPreference: loop) { await hub.run(events) }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
                                  simulator: simulator, httpStatistics: httpStatistics)

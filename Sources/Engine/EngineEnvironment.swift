@@ -9,14 +9,19 @@ public struct EngineEnvironment: Sendable {
     /// Draws backoff jitter.
     public var random: any RandomNumberGenerator & Sendable
     public var network: any NetworkMonitor
+    /// Where the cycle runs: the thread the upstream's sockets are served on, so that a message
+    /// on its way in is read, stored and passed on without waking another thread (nil: the
+    /// global pool, as in tests).
+    public var executor: (any TaskExecutor)?
 
     public init(clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() },
                 random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
-                network: any NetworkMonitor = AlwaysOnline()) {
+                network: any NetworkMonitor = AlwaysOnline(), executor: (any TaskExecutor)? = nil) {
         self.clock = clock
         self.now = now
         self.random = random
         self.network = network
+        self.executor = executor
     }
 }
 

@@ -19,6 +19,7 @@ public actor SyncEngine {
     let now: @Sendable () -> Date
     private var random: AnyRandomGenerator
     private let network: any NetworkMonitor
+    private let executor: (any TaskExecutor)?
     let emit: @Sendable (EngineEvent) -> Void
     let log = Logger("engine")
 
@@ -65,6 +66,7 @@ public actor SyncEngine {
         self.now = environment.now
         self.random = AnyRandomGenerator(environment.random)
         self.network = environment.network
+        self.executor = environment.executor
         self.emit = emit
         self.policy = SyncPolicy(alwaysOn: options.alwaysOn, lifecycleGrace: options.lifecycleGrace, online: environment.network.isOnline,
                                  anotherPollerWait: options.anotherPollerWait)
@@ -183,7 +185,7 @@ public actor SyncEngine {
         counters.cyclesStarted += 1
         if reconnect { counters.reconnects += 1 }
         update { $0.activeCycles = 1; $0.state = .connecting; $0.retryAt = nil }
-        cycleTask = Task { await self.runCycle(tag) }
+        cycleTask = Task(executorPreference: executor) { await self.runCycle(tag) }
     }
 
     private func stopCycle() {

@@ -131,7 +131,7 @@ enum DashboardCommand {
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
             httpStatistics: { serverBox.server?.statistics }
         ) { emit in
-            SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network), emit: emit)
+            SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }
         let engine = services.engine
 

@@ -141,6 +141,24 @@ struct ChatSimulatorTests {
         #expect(sent == SentBody(primary: [1, 2], linked: []))
     }
 
+    @Test func aPublishReadsItsBodyAsJSONDoesAndAnswersWithTheNewIds() async throws {
+        let simulator = ChatSimulator()
+        let spaced = #"{ "text" : "caf\u00e9 \"quoted\"", "extra": [1, {"a": null}], "count": 2, "account": "primary" }"#
+        let answer = try await respond(simulator, request("POST", "/sim/messages", body: spaced))
+        #expect(answer.status == .ok)
+        #expect(String(decoding: answer.body, as: UTF8.self) == #"{"published":[1,2]}"#)
+        #expect(await simulator.stats().published == 2)
+        #expect(PublishBody(json: Array(#"{"account":"linked","count":1,"text":null}"#.utf8)) == PublishBody(account: "linked", count: 1))
+        #expect(PublishBody(json: Array(spaced.utf8))?.text == "café \"quoted\"")
+        for refused in [#"{"account":"primary"}"#, #"{"count":1}"#, #"{"account":"primary","count":1.5}"#,
+                        #"{"account":1,"count":1}"#, #"{"account":"primary","count":1} x"#, #"["primary",1]"#, ""] {
+            #expect(PublishBody(json: Array(refused.utf8)) == nil, "\(refused)")
+            #expect(try await respond(simulator, request("POST", "/sim/messages", body: refused)).status.code == 400)
+        }
+        #expect(try await respond(simulator, request("POST", "/sim/messages", body: #"{"account":"nobody","count":1}"#)).status.code == 409)
+        #expect(PublishBody.answer([]) == Array(#"{"published":[]}"#.utf8))
+    }
+
     @Test func statsTellTheFaultModeAndTheBackgroundRateSoAReloadedPanelCanShowThem() async throws {
         let simulator = ChatSimulator()
         _ = try await respond(simulator, request("POST", "/sim/faults", body: #"{"mode":"error500","rate":0.5}"#))

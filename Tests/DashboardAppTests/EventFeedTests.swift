@@ -73,19 +73,72 @@ struct EventFeedTests {
         #expect(await feed.statistics().wakeSeconds.count == 0)
     }
 
-    @Test func whetherAnyVisibleTabIsParkedIsReportedInOrderOnlyWhenItChanges() async throws {
-        let feed = EventFeed(epoch: "E", loop: Self.loop)
+    @Test func aVisibleTabIsReportedAtOnceAndGoneOnlyAfterAWholeSweepIntervalWithoutAVisiblePoll() async throws {
+        let clock = ManualClock()
+        let feed = EventFeed(epoch: "E", loop: Self.loop, clock: clock)
+        let reports = Mutex<[Bool]>([])
+        let (heard, sink) = AsyncStream.makeStream(of: Void.self)
+        await feed.onVisibilityChanged { visible in
+            reports.withLock { $0.append(visible) }
+            sink.yield()
+        }
+        var heardIterator = heard.makeAsyncIterator()
+        func sweep() async {
+            await clock.waitForSleepers()
+            clock.advance(by: .milliseconds(250))
+            await clock.waitForSleepers()
+        }
+
+        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false)
+        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
+        await heardIterator.next()
+        #expect(reports.withLock { $0 } == [true], "a visible poll parking is reported at once")
+        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
+
+        // Message after message: each publish answers the polls, a sweep comes before the tab
+        // has polled again, and then it does.
+        for round in 1...8 {
+            await feed.publish("x", ["round": round])
+            await sweep()
+            _ = await feed.poll(since: round, epoch: "E", timeout: .seconds(30), visible: true)
+        }
+        #expect(reports.withLock { $0 } == [true], "a tab between an answer and its next poll is not gone")
+
+        // Answered, and no visible poll comes back: gone after a whole interval without one.
+        await feed.publish("x", ["round": 9])
+        _ = await feed.poll(since: 9, epoch: "E", timeout: .seconds(30), visible: false)
+        await sweep()
+        await sweep()
+        await heardIterator.next()
+        #expect(reports.withLock { $0 } == [true, false])
+        _ = await feed.poll(since: 9, epoch: "E", timeout: .seconds(30), visible: true)
+        await heardIterator.next()
+        #expect(reports.withLock { $0 } == [true, false, true], "and visible again when it polls")
+    }
+
+    @Test func aClosedTabIsReportedGoneAlthoughNoPollIsLeftToSweep() async throws {
+        let clock = ManualClock()
+        let feed = EventFeed(epoch: "E", loop: Self.loop, clock: clock)
         let (reports, sink) = AsyncStream.makeStream(of: Bool.self)
         await feed.onVisibilityChanged { sink.yield($0) }
         var iterator = reports.makeAsyncIterator()
-        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
+        guard case .held(let held) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true) else {
+            Issue.record("expected a parked poll")
+            return
+        }
         #expect(await iterator.next() == true)
-        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: true)
-        _ = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false)
-        await feed.publish("x", ["y": 1])
-        #expect(await iterator.next() == false, "a second visible poll is no change; the publish that answers both is")
-        _ = await feed.poll(since: 1, epoch: "E", timeout: .seconds(30), visible: true)
-        #expect(await iterator.next() == true)
+        let waiting = Task { await held.value() }
+        waiting.cancel()
+        #expect(await waiting.value == nil)
+        for _ in 0..<10_000 where await feed.statistics().parkedPolls > 0 {
+            await Task.yield()
+        }
+        #expect(await feed.statistics().parkedPolls == 0, "the closed tab's poll is dropped")
+        for _ in 0..<2 {
+            await clock.waitForSleepers()
+            clock.advance(by: .milliseconds(250))
+        }
+        #expect(await iterator.next() == false)
     }
 
     // MARK: In virtual time

@@ -23,6 +23,10 @@ public actor EventFeed {
     private var reportedVisible = false
     /// Parked polls from visible tabs, kept as polls park and leave (not counted on every change).
     private var visibleParked = 0
+    /// Whether a visible poll parked since the last sweep. A tab is gone only when none did for a
+    /// whole sweep interval: between an answer and its next poll a tab has none parked, and telling
+    /// the engine of that on every answer cost a wake-up of the engine per message (perf, N = 1).
+    private var visibleParkedSinceSweep = false
     private var counters = FeedCounters()
 
     private struct ParkedPoll {
@@ -62,8 +66,10 @@ public actor EventFeed {
         self.maxAge = maxAge
     }
 
-    /// Told, in order, whenever it changes whether any visible tab has a poll parked (the engine's
-    /// lifecycle). One task delivers the reports; a slow observer gets the latest state, not a backlog.
+    /// Told, in order, whenever it changes whether any tab is visible (the engine's lifecycle): at
+    /// once when a visible tab's poll parks, and when no visible poll has parked for a whole sweep
+    /// interval (a quarter of a second), which a tab between an answer and its next poll never is.
+    /// One task delivers the reports; a slow observer gets the latest state, not a backlog.
     public func onVisibilityChanged(_ observer: @escaping @Sendable (Bool) async -> Void) {
         visibilityReports?.finish()
         let (reports, continuation) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
@@ -155,7 +161,6 @@ public actor EventFeed {
             let took = ContinuousClock.now - started
             counters.wakeSeconds.observe(took.inSeconds)
         }
-        reportVisibility()
     }
 
     /// The outcome of `GET /api/poll`: an answer now, or a poll to hold.
@@ -189,8 +194,14 @@ public actor EventFeed {
         })
         parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: elapsed() + timeout)
         startSweeper()
-        if visible { visibleParked += 1 }
-        reportVisibility()
+        if visible {
+            visibleParked += 1
+            visibleParkedSinceSweep = true
+            if !reportedVisible {
+                reportedVisible = true
+                visibilityReports?.yield(true)
+            }
+        }
         return .held(held)
     }
 
@@ -205,7 +216,8 @@ public actor EventFeed {
         }
     }
 
-    /// Answers the polls whose timeout has passed; returns false (ending the sweeper) when none is left.
+    /// Answers the polls whose timeout has passed and tells whether the visible tabs are gone;
+    /// returns false (ending the sweeper) when no poll is left and no tab is thought visible.
     private func expireDue() -> Bool {
         let now = elapsed()
         for (id, poll) in parked where poll.deadline <= now {
@@ -213,8 +225,12 @@ public actor EventFeed {
             counters.timeouts += 1
             poll.held.complete(with: answer(after: poll.since))
         }
-        reportVisibility()
-        if parked.isEmpty {
+        if reportedVisible && visibleParked == 0 && !visibleParkedSinceSweep {
+            reportedVisible = false
+            visibilityReports?.yield(false)
+        }
+        visibleParkedSinceSweep = false
+        if parked.isEmpty && !reportedVisible {
             sweeper = nil
             return false
         }
@@ -224,7 +240,6 @@ public actor EventFeed {
     private func abandoned(_ id: UInt64) {
         guard unpark(id) != nil else { return }
         counters.abandoned += 1
-        reportVisibility()
     }
 
     private func unpark(_ id: UInt64) -> ParkedPoll? {
@@ -240,13 +255,6 @@ public actor EventFeed {
         }
         parked.removeAll()
         visibleParked = 0
-    }
-
-    private func reportVisibility() {
-        let visible = visibleParked > 0
-        guard visible != reportedVisible else { return }
-        reportedVisible = visible
-        visibilityReports?.yield(visible)
     }
 
     private func answer(after since: Int) -> HTTPResponse {
