@@ -26,6 +26,24 @@ struct HTTPResponseDecoderTests {
         #expect(try decode(text)?.body == Array("hello world".utf8))
     }
 
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", false, true),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n", false, true),
+        ("HTTP/1.1 204 No Content\r\n\r\n", false, true),
+        ("HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nhi", false, false),
+        ("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi", false, false),
+        ("HTTP/1.1 200 OK\r\n\r\nuntil the end", true, false),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiEXTRA", false, false),
+    ])
+    func aConnectionIsKeptOnlyWhenTheResponseSaysWhereItEnds(_ text: String, closeAtEnd: Bool, kept: Bool) throws {
+        var decoder = HTTPResponseDecoder()
+        let bytes = Array(text.utf8)
+        var response = try bytes.withUnsafeBytes { bytes throws(HTTPResponseDecoder.Failure) in try decoder.feed(bytes) }
+        if response == nil && closeAtEnd { response = try decoder.finish() }
+        #expect(response != nil)
+        #expect(decoder.leavesConnectionOpen == kept)
+    }
+
     @Test func bodiesUntilClose() throws {
         #expect(try decode("HTTP/1.1 200 OK\r\n\r\nall of it", closeAtEnd: true)?.body == Array("all of it".utf8))
     }
@@ -173,6 +191,90 @@ struct HTTPClientTests {
             }
         }
         #expect(answered == .some(.cancelled), "answered at once, as cancelled")
+    }
+
+    // MARK: Keep-alive
+
+    /// Answers with the id of the connection the request came on.
+    private static let connectionIDs = ClosureResponder { _, context in .text("\(context.connectionID)") }
+
+    private func get(_ http: HTTPClient, _ server: HTTPServer, _ target: String = "/", method: String = "GET",
+                     headers: HTTPHeaders = [:]) async throws -> String {
+        let response = try await http.send(HTTPClientRequest(method: method, target: target, headers: headers), host: "127.0.0.1",
+                                           port: server.localAddress.port, timeout: .seconds(5))
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    @Test func requestAfterRequestToOneServerGoOnOneConnection() async throws {
+        try await withServer(responder: Self.connectionIDs) { server in
+            let http = try client(server)
+            let first = try await get(http, server)
+            #expect(await http.keptConnections() == 1)
+            #expect(try await get(http, server) == first)
+            #expect(try await get(http, server, method: "HEAD").isEmpty)
+            #expect(try await get(http, server) == first, "a HEAD answer leaves it usable too")
+            #expect(server.statistics.connectionsAccepted == 1)
+        }
+    }
+
+    @Test func aConnectionTheServerClosesWhileIdleIsDroppedAndTheNextRequestMakesANewOne() async throws {
+        var configuration = HTTPServerConfiguration(port: 0)
+        configuration.idleTimeout = .milliseconds(100)
+        configuration.timerResolution = .milliseconds(20)
+        try await withServer(configuration, responder: Self.connectionIDs) { server in
+            let http = try client(server)
+            let first = try await get(http, server)
+            #expect(await http.keptConnections() == 1)
+            // The server's idle timeout closes it; the client sees the close while the connection is idle.
+            for _ in 0..<1000 where await http.keptConnections() > 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await http.keptConnections() == 0)
+            #expect(try await get(http, server) != first)
+        }
+    }
+
+    /// The race keep-alive has: the server closes a kept connection just as a request goes out on
+    /// it. The request is lost without a byte of answer and goes again on a new connection.
+    @Test func aRequestLostOnAKeptConnectionGoesAgainOnANewOne() async throws {
+        let seen = Mutex<[UInt64: Int]>([:])
+        let responder = ClosureResponder { _, context in
+            let requestsOnIt = seen.withLock { counts in
+                counts[context.connectionID, default: 0] += 1
+                return counts[context.connectionID]!
+            }
+            return requestsOnIt == 2 ? .dropConnection : .text("\(context.connectionID)")
+        }
+        try await withServer(responder: responder) { server in
+            let http = try client(server)
+            let first = try await get(http, server)
+            let second = try await get(http, server)
+            #expect(second != first, "answered on a new connection")
+            #expect(seen.withLock { $0 } == [UInt64(first)!: 2, UInt64(second)!: 1])
+        }
+    }
+
+    @Test func aPostWithoutAnIdempotencyKeyIsNeverSentOnAKeptConnectionNorSentTwice() async throws {
+        let posts = Mutex(0)
+        let responder = ClosureResponder { request, context in
+            if request.method == "POST" {
+                posts.withLock { $0 += 1 }
+                return .dropConnection
+            }
+            return .text("\(context.connectionID)")
+        }
+        try await withServer(responder: responder) { server in
+            let http = try client(server)
+            _ = try await get(http, server)
+            #expect(await http.keptConnections() == 1)
+            await #expect(throws: HTTPClientError.self) { _ = try await get(http, server, method: "POST") }
+            #expect(posts.withLock { $0 } == 1, "sent once, on a connection of its own")
+            #expect(await http.keptConnections() == 1, "the kept connection was not used for it")
+            await #expect(throws: HTTPClientError.self) {
+                _ = try await get(http, server, method: "POST", headers: ["Idempotency-Key": "k1"])
+            }
+            #expect(posts.withLock { $0 } == 3, "with a key it took the kept connection, was lost there, and went once more")
+        }
     }
 
     @Test func aRefusedConnectionIsAConnectError() async throws {

@@ -4,8 +4,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// One request and its response on one connection, driven by the event loop:
-/// connect -> write -> read until the response is complete -> close.
+/// One request and its response, driven by the event loop: connect (or take a kept-alive
+/// connection to the same address) -> write -> read until the response is complete -> keep the
+/// connection for the next request when the response allows it, else close it.
 final class ClientExchange: EventLoopHandler, @unchecked Sendable {
     // Everything below `completion` is touched on the loop thread only; `completion` is handed
     // over under the lock, so the exchange finishes exactly once, whichever of `start` and `end`
@@ -13,6 +14,17 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
     private let loop: EventLoop
     private let address: ResolvedAddress
     private let timeout: Duration
+    private let idleConnections: IdleConnections
+    private let addressKey: String
+    private let request: [UInt8]
+    private let expectsBody: Bool
+    /// Whether the request may go out twice: a kept connection the server closed just as the
+    /// request went out looks like a request lost, and such a request is sent again on a new
+    /// connection. Requests that may not be repeated never take a kept connection.
+    private let mayRepeat: Bool
+    /// On a kept connection, and nothing of the response read yet.
+    private var reused = false
+    private var receivedAny = false
     private enum Completion {
         case pending
         case waiting(CheckedContinuation<HTTPClientResponse, any Error>)
@@ -26,9 +38,15 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
     private var timer: TimerHeap.ID?
     private var done = false
 
-    init(loop: EventLoop, address: ResolvedAddress, request: [UInt8], expectsBody: Bool, timeout: Duration) {
+    init(loop: EventLoop, address: ResolvedAddress, addressKey: String, idleConnections: IdleConnections,
+         request: [UInt8], expectsBody: Bool, mayRepeat: Bool, timeout: Duration) {
         self.loop = loop
         self.address = address
+        self.addressKey = addressKey
+        self.idleConnections = idleConnections
+        self.request = request
+        self.expectsBody = expectsBody
+        self.mayRepeat = mayRepeat
         self.timeout = timeout
         self.decoder = HTTPResponseDecoder(expectsBody: expectsBody)
         outbound.append(request)
@@ -53,6 +71,24 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
 
     private func begin() {
         guard !done else { return }
+        if timer == nil {
+            timer = loop.schedule(after: timeout) { [self] in
+                timer = nil
+                end(.failure(HTTPClientError.timedOut))
+            }
+        }
+        if mayRepeat, let kept = idleConnections.take(addressKey) {
+            do {
+                try loop.rebind(kept, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
+                fd = kept
+                connected = true
+                reused = true
+                return
+            } catch {
+                loop.deregister(kept)
+                close(kept)
+            }
+        }
         fd = cshims_socket_nonblocking(address.family, Int32(SOCK_STREAM.rawValue))
         guard fd >= 0 else { return end(.failure(HTTPClientError.connect(SystemError.last("socket").description))) }
         var storage = address.storage
@@ -67,10 +103,6 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
             try loop.register(fd, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
         } catch {
             return end(.failure(HTTPClientError.connect("\(error)")))
-        }
-        timer = loop.schedule(after: timeout) { [self] in
-            timer = nil
-            end(.failure(HTTPClientError.timedOut))
         }
     }
 
@@ -105,6 +137,7 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         while !done {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
+                receivedAny = true
                 do {
                     if let response = try chunk.withUnsafeBytes({ bytes throws(HTTPResponseDecoder.Failure) in
                         try decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
@@ -133,6 +166,27 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         }
     }
 
+    /// The kept connection was closed by the server before any of the response came: the request
+    /// goes again, once, on a connection of its own (within the same deadline).
+    private func sendAgainOnANewConnection() {
+        loop.deregister(fd)
+        close(fd)
+        fd = -1
+        reused = false
+        connected = false
+        outbound = OutboundQueue()
+        outbound.append(request)
+        decoder = HTTPResponseDecoder(expectsBody: expectsBody)
+        begin()
+    }
+
+    private static func isLostConnection(_ error: any Error) -> Bool {
+        switch error as? HTTPClientError {
+        case .connectionLost: true
+        default: false
+        }
+    }
+
     private static func clientError(_ failure: HTTPResponseDecoder.Failure) -> HTTPClientError {
         switch failure {
         case .truncated: .connectionLost("closed before the response was complete")
@@ -143,11 +197,18 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
 
     private func end(_ result: Result<HTTPClientResponse, any Error>) {
         guard !done else { return }
+        if case .failure(let error) = result, reused, !receivedAny, Self.isLostConnection(error) {
+            return sendAgainOnANewConnection()
+        }
         done = true
         if let timer { loop.cancelTimer(timer) }
         if fd >= 0 {
-            loop.deregister(fd)
-            close(fd)
+            if case .success = result, decoder.leavesConnectionOpen {
+                idleConnections.keep(fd, for: addressKey)
+            } else {
+                loop.deregister(fd)
+                close(fd)
+            }
             fd = -1
         }
         let outcome = result.mapError { $0 as? HTTPClientError ?? .connectionLost("\($0)") }

@@ -45,14 +45,21 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// A small HTTP/1.1 client on the same epoll loop as the server: one connection per request
-/// (`Connection: close`), a deadline per request, and Task cancellation that closes the socket.
-/// Plain `http://` only.
+/// A small HTTP/1.1 client on the same epoll loop as the server: connections kept alive between
+/// requests to the same address (`IdleConnections`), a deadline per request, and Task cancellation
+/// that closes the socket. Plain `http://` only.
 public final class HTTPClient: Sendable {
     let loop: EventLoop
+    let idleConnections: IdleConnections
 
     public init(loop: EventLoop) {
         self.loop = loop
+        self.idleConnections = IdleConnections(loop: loop)
+    }
+
+    /// How many connections are kept open for the next request now (tests).
+    public func keptConnections() async -> Int {
+        (try? await loop.submit { [idleConnections] in idleConnections.count }) ?? 0
     }
 
     /// Sends `request` to `host:port` and returns the whole response, or throws within `timeout`.
@@ -65,9 +72,13 @@ public final class HTTPClient: Sendable {
         if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
             head += "Content-Length: \(request.body.count)\r\n"
         }
-        head += "Connection: close\r\n\r\n"
+        head += "\r\n"
         let bytes = Array(head.utf8) + request.body
-        let exchange = ClientExchange(loop: loop, address: address, request: bytes, expectsBody: request.method != "HEAD", timeout: timeout)
+        // A request that may not arrive twice (a POST without an `Idempotency-Key`) never goes out
+        // on a kept connection, where a server's close at the same moment would make it go again.
+        let mayRepeat = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method) || request.headers["Idempotency-Key"] != nil
+        let exchange = ClientExchange(loop: loop, address: address, addressKey: "\(host):\(port)", idleConnections: idleConnections,
+                                      request: bytes, expectsBody: request.method != "HEAD", mayRepeat: mayRepeat, timeout: timeout)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in

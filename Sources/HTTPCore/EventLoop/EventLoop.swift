@@ -41,6 +41,8 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
     /// closed earlier in the same batch never reaches the connection that reused its number.
     private var handlers: [Int32: (generation: UInt32, handler: EventLoopHandler)] = [:]
     private var nextGeneration: UInt32 = 1
+    /// How many rounds of queued work may run before the sockets are looked at again.
+    static let passesBetweenPolls = 16
     private var timers = TimerHeap()
 
     /// Starts a loop on a new thread.
@@ -138,6 +140,19 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
         _ = cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_MOD, fd, events, Self.token(fd, generation))
     }
 
+    /// Hands a watched `fd` to another handler with other events, in one `epoll_ctl` (a kept-alive
+    /// client connection going from idle to a request and back). An event already read for the
+    /// old handler is not delivered to the new one.
+    func rebind(_ fd: Int32, events: UInt32, handler: EventLoopHandler) throws {
+        assertOnLoop()
+        let generation = nextGeneration
+        nextGeneration &+= 1
+        guard cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_MOD, fd, events, Self.token(fd, generation)) == 0 else {
+            throw SystemError.last("epoll_ctl(MOD)")
+        }
+        handlers[fd] = (generation, handler)
+    }
+
     /// Stops watching `fd`; the caller closes it.
     func deregister(_ fd: Int32) {
         assertOnLoop()
@@ -191,16 +206,22 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
             for action in timers.takeExpired(now: MonotonicTime.now) {
                 action()
             }
-            // Only what is queued now: work that queues more work must not starve the sockets.
-            let batch = queue.withLock { work -> [Work] in
-                let taken = work
-                work.removeAll(keepingCapacity: true)
-                return taken
-            }
-            for work in batch {
-                switch work {
-                case .job(let job): job.runSynchronously(isolatedTo: serialExecutor, taskExecutor: taskExecutor)
-                case .closure(let closure): closure()
+            // What is queued now, then what that queued, a bounded number of times: a message
+            // on its way through several actors on this thread queues a job per hop, and asking
+            // the kernel for events between each (an `epoll_wait` per hop) cost more than the hops.
+            // The bound keeps work that queues more work from starving the sockets.
+            for _ in 0..<Self.passesBetweenPolls {
+                let batch = queue.withLock { work -> [Work] in
+                    let taken = work
+                    work.removeAll(keepingCapacity: true)
+                    return taken
+                }
+                if batch.isEmpty { break }
+                for work in batch {
+                    switch work {
+                    case .job(let job): job.runSynchronously(isolatedTo: serialExecutor, taskExecutor: taskExecutor)
+                    case .closure(let closure): closure()
+                    }
                 }
             }
         }

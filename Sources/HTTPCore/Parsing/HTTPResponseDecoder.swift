@@ -37,6 +37,9 @@ struct HTTPResponseDecoder {
 
     private var buffer: [UInt8] = []
     private var phase = Phase.head
+    private var isHTTP11 = false
+    /// The body ran until the server closed the connection.
+    private var endedByClose = false
     private var status = 0
     private var headers = HTTPHeaders()
     private var body: [UInt8] = []
@@ -47,6 +50,14 @@ struct HTTPResponseDecoder {
     init(maxBytes: Int = 64 * 1024 * 1024, expectsBody: Bool = true) {
         self.maxBytes = maxBytes
         self.expectsBody = expectsBody
+    }
+
+    /// After a complete response: whether its connection can carry the next request (HTTP/1.1
+    /// keep-alive). Only when the body's end was known from its framing, the server did not say
+    /// `Connection: close`, and nothing came after the response.
+    var leavesConnectionOpen: Bool {
+        guard case .done = phase, isHTTP11, !endedByClose, buffer.isEmpty else { return false }
+        return !(headers["Connection"]?.containsHeaderToken("close") ?? false)
     }
 
     /// Feeds bytes; returns the response once complete.
@@ -62,6 +73,7 @@ struct HTTPResponseDecoder {
             body.append(contentsOf: buffer)
             buffer = []
             phase = .done
+            endedByClose = true
             return HTTPClientResponse(status: status, headers: headers, body: body)
         }
         throw .truncated
@@ -152,6 +164,7 @@ struct HTTPResponseDecoder {
             throw .malformed("status line \(statusLine.debugDescription)")
         }
         status = code
+        isHTTP11 = parts[0] == "HTTP/1.1"
         headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line \(line.debugDescription)") }
