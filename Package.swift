@@ -61,6 +61,7 @@ let package = Package(
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream"]),
         .testTarget(name: "ChatServerClientTests", dependencies: ["ChatServerClient", "Upstream", "JSONText", "TestSupport"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         // The product under abuse: crashes, hostile clients, faults (real binaries, real sockets).

@@ -219,15 +219,16 @@ struct HTTPClientTests {
 
     @Test func aConnectionTheServerClosesWhileIdleIsDroppedAndTheNextRequestMakesANewOne() async throws {
         var configuration = HTTPServerConfiguration(port: 0)
-        configuration.idleTimeout = .milliseconds(100)
-        configuration.timerResolution = .milliseconds(20)
+        // Long enough for the check below on a loaded machine, short enough for a test.
+        configuration.idleTimeout = .seconds(2)
+        configuration.timerResolution = .milliseconds(50)
         try await withServer(configuration, responder: Self.connectionIDs) { server in
             let http = try client(server)
             let first = try await get(http, server)
             #expect(await http.keptConnections() == 1)
             // The server's idle timeout closes it; the client sees the close while the connection is idle.
             for _ in 0..<1000 where await http.keptConnections() > 0 {
-                try await Task.sleep(for: .milliseconds(10))
+                try await Task.sleep(for: .milliseconds(20))
             }
             #expect(await http.keptConnections() == 0)
             #expect(try await get(http, server) != first)

@@ -153,34 +153,60 @@ struct HTTPResponseDecoder {
     }
 
     /// The head is read as strictly as the request decoder reads requests: a server we did not
-    /// write (a homeserver, a proxy, a captive portal) may send anything.
+    /// write (a homeserver, a proxy, a captive portal) may send anything. Read as bytes, line by
+    /// line: the Foundation string splitting it replaced was 5 % of the CPU per message at N = 1.
     private mutating func parseHead(_ head: [UInt8]) throws(Failure) {
-        let text = String(decoding: head, as: UTF8.self)
-        var lines = text.components(separatedBy: "\r\n")
+        var lines = Self.lines(head)
         let statusLine = lines.removeFirst()
-        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].count == 3,
-              parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(parts[1]), (100...599).contains(code) else {
-            throw .malformed("status line \(statusLine.debugDescription)")
+        let parts = statusLine.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
+        let version = parts.first.map { String(decoding: $0, as: UTF8.self) }
+        let codeDigits = parts.count >= 2 ? parts[1] : []
+        guard parts.count >= 2, version == "HTTP/1.1" || version == "HTTP/1.0", codeDigits.count == 3,
+              codeDigits.allSatisfy({ (0x30...0x39).contains($0) }),
+              let code = Int(String(decoding: codeDigits, as: UTF8.self)), (100...599).contains(code) else {
+            throw .malformed("status line \(String(decoding: statusLine, as: UTF8.self).debugDescription)")
         }
         status = code
-        isHTTP11 = parts[0] == "HTTP/1.1"
+        isHTTP11 = version == "HTTP/1.1"
         headers = HTTPHeaders()
         for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line \(line.debugDescription)") }
-            let name = line[..<colon]
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { throw .malformed("header name \(String(name).debugDescription)") }
-            let value = String(line[line.index(after: colon)...]).trimmingHTTPWhitespace()
-            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
-                throw .malformed("control character in the value of \(name)")
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                throw .malformed("header line \(String(decoding: line, as: UTF8.self).debugDescription)")
             }
-            headers.add(String(name), value)
+            let name = line[..<colon]
+            guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+                throw .malformed("header name \(String(decoding: name, as: UTF8.self).debugDescription)")
+            }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+            guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                throw .malformed("control character in the value of \(String(decoding: name, as: UTF8.self))")
+            }
+            headers.add(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
+    }
+
+    /// The head's lines, split at CRLF only (a lone CR or LF stays in its line and fails the checks).
+    private static func lines(_ head: [UInt8]) -> [ArraySlice<UInt8>] {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0, index = 0
+        while index + 1 < head.count {
+            if head[index] == 13 && head[index + 1] == 10 {
+                lines.append(head[start..<index])
+                index += 2
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        lines.append(head[start...])
+        return lines
     }
 
     /// `Content-Length`: plain digits; several fields must agree (RFC 9112 section 6.3).
     private func contentLength() throws(Failure) -> Int? {
-        let values = headers.values(for: "Content-Length").flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        let values = headers.values(for: "Content-Length").flatMap { $0.split(separator: ",").map { String($0).trimmingHTTPWhitespace() } }
         guard let first = values.first else { return nil }
         guard values.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 18,
               first.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(first) else {
