@@ -35,10 +35,20 @@ public struct LaunchSecrets: Sendable {
 
 /// Compares two strings in time that depends only on their lengths, not on where they differ.
 public func constantTimeEquals<Left: StringProtocol, Right: StringProtocol>(_ left: Left, _ right: Right) -> Bool {
-    guard left.utf8.count == right.utf8.count else { return false }
+    // Over the bytes in place when the strings are contiguous (native ones are): walking two
+    // UTF-8 views in step was 3 % of a poll's CPU.
+    let inPlace = left.utf8.withContiguousStorageIfAvailable { leftBytes in
+        right.utf8.withContiguousStorageIfAvailable { rightBytes in constantTimeEquals(bytes: leftBytes, rightBytes) }
+    }
+    if let inPlace = inPlace ?? nil { return inPlace }
+    return constantTimeEquals(bytes: Array(left.utf8), Array(right.utf8))
+}
+
+private func constantTimeEquals<Bytes: RandomAccessCollection<UInt8>>(bytes left: Bytes, _ right: Bytes) -> Bool where Bytes.Index == Int {
+    guard left.count == right.count else { return false }
     var difference: UInt8 = 0
-    for (a, b) in zip(left.utf8, right.utf8) {
-        difference |= a ^ b
+    for offset in 0..<left.count {
+        difference |= left[left.startIndex + offset] ^ right[right.startIndex + offset]
     }
     return difference == 0
 }

@@ -40,26 +40,34 @@ public struct HTTPRequest: Sendable {
     /// The decoded value of the first query parameter called `name`.
     public func queryValue(_ name: String) -> String? {
         guard let query else { return nil }
-        // Walks the UTF-8 view without allocating per pair: polls ask for four values each.
-        let bytes = query.utf8
+        // Polls ask for four values each: scan the query's bytes in place, allocating only the value.
+        if let found = query.utf8.withContiguousStorageIfAvailable({ Self.value(of: name, in: $0) }) {
+            return found
+        }
+        return Self.value(of: name, in: Array(query.utf8))
+    }
+
+    private static func value<Bytes: RandomAccessCollection<UInt8>>(of name: String, in bytes: Bytes) -> String? where Bytes.Index == Int {
         var pairStart = bytes.startIndex
         while pairStart < bytes.endIndex {
-            let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
-            let pair = bytes[pairStart..<pairEnd]
-            let equals = pair.firstIndex(of: UInt8(ascii: "="))
-            let key = pair[pair.startIndex..<(equals ?? pair.endIndex)]
+            var pairEnd = pairStart, equals: Int?
+            while pairEnd < bytes.endIndex && bytes[pairEnd] != UInt8(ascii: "&") {
+                if equals == nil && bytes[pairEnd] == UInt8(ascii: "=") { equals = pairEnd }
+                pairEnd += 1
+            }
+            let key = bytes[pairStart..<(equals ?? pairEnd)]
             if Self.key(key, is: name) {
                 guard let equals else { return "" }
-                return PercentDecoding.decode(Substring(pair[bytes.index(after: equals)...]), plusAsSpace: true)
+                return PercentDecoding.decode(String(decoding: bytes[(equals + 1)..<pairEnd], as: UTF8.self), plusAsSpace: true)
             }
-            pairStart = pairEnd == bytes.endIndex ? pairEnd : bytes.index(after: pairEnd)
+            pairStart = pairEnd == bytes.endIndex ? pairEnd : pairEnd + 1
         }
         return nil
     }
 
-    private static func key(_ raw: Substring.UTF8View.SubSequence, is name: String) -> Bool {
+    private static func key<Bytes: Collection<UInt8>>(_ raw: Bytes, is name: String) -> Bool {
         if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
-            return PercentDecoding.decode(Substring(raw), plusAsSpace: true) == name
+            return PercentDecoding.decode(String(decoding: raw, as: UTF8.self), plusAsSpace: true) == name
         }
         return raw.elementsEqual(name.utf8)
     }
