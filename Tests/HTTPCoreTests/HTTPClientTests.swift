@@ -255,6 +255,33 @@ struct HTTPClientTests {
         }
     }
 
+    /// With two kept connections and the one taken found closed, the second try goes on a new
+    /// connection: not on the other kept one, which may have been closed just the same.
+    @Test func theSecondTryOfALostRequestTakesNoOtherKeptConnection() async throws {
+        let seen = Mutex<[UInt64: Int]>([:])
+        let responder = ClosureResponder { _, context in
+            let requestsOnIt = seen.withLock { counts in
+                counts[context.connectionID, default: 0] += 1
+                return counts[context.connectionID]!
+            }
+            return requestsOnIt == 2 ? .dropConnection : .text("\(context.connectionID)")
+        }
+        try await withServer(responder: responder) { server in
+            let http = try client(server)
+            // POSTs without a key never take a kept connection: two connections, both kept after.
+            let first = try await get(http, server, method: "POST"), second = try await get(http, server, method: "POST")
+            #expect(first != second)
+            #expect(await http.keptConnections() == 2)
+            let third = try await get(http, server)
+            #expect(![first, second].contains(third), "answered on a new connection")
+            let requests = seen.withLock { $0 }
+            #expect(requests[UInt64(third)!] == 1)
+            #expect(Set([requests[UInt64(first)!], requests[UInt64(second)!]]) == [1, 2],
+                    "one kept connection was tried and lost the request; the other was left alone")
+            #expect(await http.keptConnections() == 2)
+        }
+    }
+
     @Test func aPostWithoutAnIdempotencyKeyIsNeverSentOnAKeptConnectionNorSentTwice() async throws {
         let posts = Mutex(0)
         let responder = ClosureResponder { request, context in

@@ -62,14 +62,16 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
             continuation.resume(with: alreadyEnded.mapError { $0 as any Error })
             return
         }
-        loop.execute { [self] in begin() }
+        loop.execute { [self] in begin(mayReuse: mayRepeat) }
     }
 
     func cancel() {
         loop.execute { [self] in end(.failure(HTTPClientError.cancelled)) }
     }
 
-    private func begin() {
+    /// `mayReuse`: whether a kept connection may carry it (never for the second try of a request
+    /// lost on one, which goes on a connection of its own).
+    private func begin(mayReuse: Bool) {
         guard !done else { return }
         if timer == nil {
             timer = loop.schedule(after: timeout) { [self] in
@@ -77,7 +79,7 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
                 end(.failure(HTTPClientError.timedOut))
             }
         }
-        if mayRepeat, let kept = idleConnections.take(addressKey) {
+        if mayReuse, let kept = idleConnections.take(addressKey) {
             do {
                 try loop.rebind(kept, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
                 fd = kept
@@ -177,7 +179,7 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         outbound = OutboundQueue()
         outbound.append(request)
         decoder = HTTPResponseDecoder(expectsBody: expectsBody)
-        begin()
+        begin(mayReuse: false)
     }
 
     private static func isLostConnection(_ error: any Error) -> Bool {

@@ -125,13 +125,7 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
     // MARK: Loop-thread API
 
     func register(_ fd: Int32, events: UInt32, handler: EventLoopHandler) throws {
-        assertOnLoop()
-        let generation = nextGeneration
-        nextGeneration &+= 1
-        guard cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_ADD, fd, events, Self.token(fd, generation)) == 0 else {
-            throw SystemError.last("epoll_ctl(ADD)")
-        }
-        handlers[fd] = (generation, handler)
+        try bind(fd, events: events, handler: handler, operation: CSHIMS_EPOLL_CTL_ADD, "epoll_ctl(ADD)")
     }
 
     func modify(_ fd: Int32, events: UInt32) {
@@ -144,11 +138,17 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
     /// client connection going from idle to a request and back). An event already read for the
     /// old handler is not delivered to the new one.
     func rebind(_ fd: Int32, events: UInt32, handler: EventLoopHandler) throws {
+        try bind(fd, events: events, handler: handler, operation: CSHIMS_EPOLL_CTL_MOD, "epoll_ctl(MOD)")
+    }
+
+    /// Watches `fd` for `handler` under a new generation, so no event read for an earlier owner
+    /// of the descriptor reaches it.
+    private func bind(_ fd: Int32, events: UInt32, handler: EventLoopHandler, operation: Int32, _ call: String) throws {
         assertOnLoop()
         let generation = nextGeneration
         nextGeneration &+= 1
-        guard cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_MOD, fd, events, Self.token(fd, generation)) == 0 else {
-            throw SystemError.last("epoll_ctl(MOD)")
+        guard cshims_epoll_ctl(epollFD, operation, fd, events, Self.token(fd, generation)) == 0 else {
+            throw SystemError.last(call)
         }
         handlers[fd] = (generation, handler)
     }
