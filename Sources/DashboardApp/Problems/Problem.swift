@@ -40,6 +40,12 @@ extension Problem {
                     + (host.map { ", not to \($0.debugDescription)." } ?? "; the request named no host."))
     }
 
+    /// The local copy could not be read (or, with `writing`, written): the store failed under a route.
+    static func storageError(_ title: String, writing: Bool = false) -> Problem {
+        Problem(type: "/problems/storage-error", title: title, status: .internalServerError,
+                detail: "The local copy could not be \(writing ? "written" : "read"). Try again in a moment.")
+    }
+
     static func notFound(_ path: Substring) -> Problem {
         Problem(status: .notFound, detail: "There is nothing at \(String(path).debugDescription).")
     }

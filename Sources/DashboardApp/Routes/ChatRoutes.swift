@@ -28,7 +28,7 @@ struct ChatRoutes {
         do {
             chats = try await copy.chats(of: account)
         } catch {
-            return Self.unreadable
+            return Problem.storageError("Chats cannot be read").response
         }
         return try JSONResponse.make(ChatListBody(chats: chats.map(ChatBody.init)))
     }
@@ -50,16 +50,10 @@ struct ChatRoutes {
             }
             summary = try await copy.store.chats(of: account).first { $0.id == chat }
         } catch {
-            return Problem(type: "/problems/storage-error", title: "The chat cannot be marked read", status: .internalServerError,
-                           detail: "The local copy could not be written. Try again in a moment.").response
+            return Problem.storageError("The chat cannot be marked read", writing: true).response
         }
         await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat))
         return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
-    }
-
-    private static var unreadable: HTTPResponse {
-        Problem(type: "/problems/storage-error", title: "Chats cannot be read", status: .internalServerError,
-                detail: "The local copy could not be read. Try again in a moment.").response
     }
 }
 

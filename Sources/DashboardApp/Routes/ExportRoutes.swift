@@ -35,8 +35,7 @@ struct ExportRoutes {
         do {
             chats = try await copy.chats(of: account)
         } catch {
-            return Problem(type: "/problems/storage-error", title: "The local copy cannot be read", status: .internalServerError,
-                           detail: "The local copy could not be read. Try again in a moment.").response
+            return Problem.storageError("The local copy cannot be read").response
         }
         if let chat, !chats.contains(where: { $0.id == chat }) {
             return Problem(status: .notFound, detail: "The \(account) account has no chat \(chat).").response

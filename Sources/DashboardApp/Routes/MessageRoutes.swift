@@ -37,8 +37,7 @@ struct MessageRoutes {
         do {
             page = try await copy.page(of: account, chat: chat, before: before, limit: limit)
         } catch {
-            return Problem(type: "/problems/storage-error", title: "Messages cannot be read", status: .internalServerError,
-                           detail: "The local copy could not be read. Try again in a moment.").response
+            return Problem.storageError("Messages cannot be read").response
         }
         return try JSONResponse.make(MessagePageBody(page))
     }

@@ -48,8 +48,7 @@ struct SearchRoutes {
             case .query(let reason):
                 return Self.unreadable(reason)
             case .store:
-                return Problem(type: "/problems/storage-error", title: "The local copy cannot be searched", status: .internalServerError,
-                               detail: "The local copy could not be read. Try again in a moment.").response
+                return Problem.storageError("The local copy cannot be searched").response
             }
         }
         return try JSONResponse.make(SearchPageBody(page))
