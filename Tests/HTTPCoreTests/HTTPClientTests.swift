@@ -233,37 +233,42 @@ struct HTTPClientTests {
         #expect(await http.keptConnections() == 0)
     }
 
-    /// The race keep-alive has: the server closes a kept connection just as a request goes out on
-    /// it. The request is lost without a byte of answer and goes again on a new connection.
-    @Test func aRequestLostOnAKeptConnectionGoesAgainOnANewOne() async throws {
-        let seen = Mutex<[UInt64: Int]>([:])
+    /// How many requests came on each connection.
+    private final class RequestsPerConnection: Sendable {
+        let counts = Mutex<[UInt64: Int]>([:])
+    }
+
+    /// Answers with the connection's id, but cuts every connection on its second request without
+    /// a byte of answer (a server closing a kept connection as the request arrives).
+    private static func losingTheSecondRequestOnEachConnection() -> (ClosureResponder, RequestsPerConnection) {
+        let seen = RequestsPerConnection()
         let responder = ClosureResponder { _, context in
-            let requestsOnIt = seen.withLock { counts in
+            let requestsOnIt = seen.counts.withLock { counts in
                 counts[context.connectionID, default: 0] += 1
                 return counts[context.connectionID]!
             }
             return requestsOnIt == 2 ? .dropConnection : .text("\(context.connectionID)")
         }
+        return (responder, seen)
+    }
+
+    /// The race keep-alive has: the server closes a kept connection just as a request goes out on
+    /// it. The request is lost without a byte of answer and goes again on a new connection.
+    @Test func aRequestLostOnAKeptConnectionGoesAgainOnANewOne() async throws {
+        let (responder, seen) = Self.losingTheSecondRequestOnEachConnection()
         try await withServer(responder: responder) { server in
             let http = try client(server)
             let first = try await get(http, server)
             let second = try await get(http, server)
             #expect(second != first, "answered on a new connection")
-            #expect(seen.withLock { $0 } == [UInt64(first)!: 2, UInt64(second)!: 1])
+            #expect(seen.counts.withLock { $0 } == [UInt64(first)!: 2, UInt64(second)!: 1])
         }
     }
 
     /// With two kept connections and the one taken found closed, the second try goes on a new
     /// connection: not on the other kept one, which may have been closed just the same.
     @Test func theSecondTryOfALostRequestTakesNoOtherKeptConnection() async throws {
-        let seen = Mutex<[UInt64: Int]>([:])
-        let responder = ClosureResponder { _, context in
-            let requestsOnIt = seen.withLock { counts in
-                counts[context.connectionID, default: 0] += 1
-                return counts[context.connectionID]!
-            }
-            return requestsOnIt == 2 ? .dropConnection : .text("\(context.connectionID)")
-        }
+        let (responder, seen) = Self.losingTheSecondRequestOnEachConnection()
         try await withServer(responder: responder) { server in
             let http = try client(server)
             // POSTs without a key never take a kept connection: two connections, both kept after.
@@ -272,7 +277,7 @@ struct HTTPClientTests {
             #expect(await http.keptConnections() == 2)
             let third = try await get(http, server)
             #expect(![first, second].contains(third), "answered on a new connection")
-            let requests = seen.withLock { $0 }
+            let requests = seen.counts.withLock { $0 }
             #expect(requests[UInt64(third)!] == 1)
             #expect(Set([requests[UInt64(first)!], requests[UInt64(second)!]]) == [1, 2],
                     "one kept connection was tried and lost the request; the other was left alone")
