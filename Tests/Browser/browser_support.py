@@ -87,6 +87,16 @@ def wait(driver, condition, seconds=10, message="condition"):
         raise TimeoutException(message() if callable(message) else message) from timeout
 
 
+def click_selector(driver, selector):
+    """Clicks what `selector` names, found again once if the page replaced it between finding and
+    clicking (a list re-rendered by a live update under the pointer)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    try:
+        click(driver, find(driver, selector))
+    except StaleElementReferenceException:
+        click(driver, find(driver, selector))
+
+
 def click(driver, element):
     """Clicks as a person does: the control is brought to the middle of the window first, and
     when toasts sit on it, they are dismissed first (with their own buttons)."""
