@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import HTTPCore
+@testable import HTTPCore
 import Testing
 import TestSupport
 @testable import DashboardApp
@@ -197,6 +197,29 @@ struct EventFeedTests {
             #expect(answer.encoded != nil, "written as the same bytes to every poll")
         }
         #expect(finished.value == 1, "three polls waiting on the same seq share one answer")
+    }
+
+    /// A connection reads the request its client pipelined behind a poll as soon as that poll's
+    /// answer is written, which is inside the wake pass: a poll parked then waits for the next publish.
+    @Test func aPollParkedWhileAWakePassWritesWaitsForTheNextPublish() async throws {
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
+        guard case .held(let first) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false) else {
+            Issue.record("expected a parked poll")
+            return
+        }
+        let pipelined = Mutex<HeldResponse?>(nil)
+        first.attach { _ in
+            // Called inline by the wake pass, on the loop thread, as a connection's writer is.
+            if case .held(let next) = feed.assumeIsolated({ $0.poll(since: 1, epoch: "E", timeout: .seconds(30), visible: false) }) {
+                pipelined.withLock { $0 = next }
+            }
+        }
+        await feed.publish("a", ["x": 1])
+        let next = try #require(pipelined.withLock { $0 })
+        try #require(await feed.statistics().parkedPolls == 1, "the pass does not drop the poll parked during it")
+        await feed.publish("b", ["x": 2])
+        let answer = try #require(await next.value())
+        #expect(try events(answer) == (2, ["b"]))
     }
 }
 

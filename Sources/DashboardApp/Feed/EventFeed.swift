@@ -18,6 +18,8 @@ public actor EventFeed {
     /// `at`: when it was published, as time since the feed began (`elapsed`).
     private var buffer: [(seq: Int, at: Duration, json: [UInt8])] = []
     private var parked: [UInt64: ParkedPoll] = [:]
+    /// The polls a wake pass is answering, swapped with `parked` (both keep their capacity).
+    private var waking: [UInt64: ParkedPoll] = [:]
     private var nextPollID: UInt64 = 1
     private var visibilityReports: AsyncStream<Bool>.Continuation?
     private var reportedVisible = false
@@ -146,15 +148,22 @@ public actor EventFeed {
         let started = ContinuousClock.now  // the real cost of the fan-out, for /metrics
         var answered = 0
         var answers: [Int: HTTPResponse] = [:]
-        for (_, poll) in parked {
-            if poll.held.isAbandoned { continue }
-            let response = answers[poll.since] ?? answer(after: poll.since)
-            answers[poll.since] = response
-            poll.held.complete(with: response)
-            answered += 1
-        }
-        parked.removeAll(keepingCapacity: true)
+        // A request the client pipelined behind its poll is read as the answer is written, inside
+        // this pass: a poll it parks goes into the emptied `parked` and waits for the next publish.
+        swap(&parked, &waking)
         visibleParked = 0
+        for (_, poll) in waking {
+            let response: HTTPResponse
+            if let shared = answers[poll.since] {
+                response = shared
+            } else {
+                response = answer(after: poll.since)
+                answers[poll.since] = response
+            }
+            // False for a poll whose client left before this pass (nobody to answer).
+            if poll.held.complete(with: response) { answered += 1 }
+        }
+        waking.removeAll(keepingCapacity: true)
         counters.pollsWoken += answered
         if answered > 0 {
             // Answers to held polls are written inline on this thread, so this is the whole fan-out.
@@ -189,8 +198,16 @@ public actor EventFeed {
         }
         let id = nextPollID
         nextPollID += 1
+        let loop = self.loop
         let held = HeldResponse(onAbandoned: { [weak self] in
-            Task { await self?.abandoned(id) }
+            // A connection that closes tells so on the loop thread, this feed's own executor:
+            // dropping the poll there costs no task (ten thousand tabs closing at once, a restart).
+            guard let self else { return }
+            if loop.inEventLoop {
+                self.assumeIsolated { $0.abandoned(id) }
+            } else {
+                Task { await self.abandoned(id) }
+            }
         })
         parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: elapsed() + timeout)
         startSweeper()

@@ -233,10 +233,15 @@ final class Connection: EventLoopHandler {
             held = heldResponse
             let server = self.server, fd = self.fd, id = self.id
             let attached = heldResponse.attach { answer in
-                // Inline when completed on the loop thread: the answer is written right away.
-                server.loop.execute {
-                    server.connection(fd: fd, id: id)?.deliverHeld(answer, keepAlive: keepAlive, isHTTP10: isHTTP10)
+                // Completed on the loop thread (a wake pass answering thousands of polls): written
+                // right away, with no closure made per answer for `execute`.
+                guard server.loop.inEventLoop else {
+                    server.loop.execute {
+                        server.connection(fd: fd, id: id)?.deliverHeld(answer, keepAlive: keepAlive, isHTTP10: isHTTP10)
+                    }
+                    return
                 }
+                server.connection(fd: fd, id: id)?.deliverHeld(answer, keepAlive: keepAlive, isHTTP10: isHTTP10)
             }
             if !attached {
                 held = nil

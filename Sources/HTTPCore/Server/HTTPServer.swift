@@ -200,7 +200,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     }
 
     func recordResponse(status: Int) {
-        counters.withLock { $0.responsesByStatus[status, default: 0] += 1 }
+        counters.withLock { $0.countResponse(status: status) }
     }
 
     /// Checks every connection's deadline once per `timerResolution`, only while there are connections, so an
@@ -225,7 +225,23 @@ public struct HTTPServerStatistics: Sendable {
     public var connectionsAccepted = 0
     public var connectionsRefused = 0
     public var openConnections = 0
-    public var responsesByStatus: [Int: Int] = [:]
+    /// Responses by status code, for the codes answered at least once.
+    public var responsesByStatus: [Int: Int] {
+        var byStatus: [Int: Int] = [:]
+        for (index, count) in countsByStatus.enumerated() where count > 0 {
+            byStatus[Self.lowestStatus + index] = count
+        }
+        return byStatus
+    }
+    /// Indexed by code (100...599): counted on every answer, so no hashing there.
+    private var countsByStatus = [Int](repeating: 0, count: 500)
+    private static let lowestStatus = 100
+
+    mutating func countResponse(status: Int) {
+        let index = status - Self.lowestStatus
+        guard countsByStatus.indices.contains(index) else { return }
+        countsByStatus[index] += 1
+    }
     /// Streamed bodies whose producer waits because their client is behind (back-pressure at work).
     public var streamsWaitingForClients = 0
 }

@@ -31,17 +31,7 @@ struct OutboundQueue {
     /// Writes until everything is out or the socket is full. Never raises SIGPIPE.
     mutating func write(to fd: Int32) -> WriteResult {
         while !chunks.isEmpty {
-            let batch = chunks.prefix(Self.maxVectors)
-            var vectors: [iovec] = []
-            vectors.reserveCapacity(batch.count)
-            let sent = Self.withVectors(batch, firstOffset: offset, &vectors) { vectors in
-                var message = msghdr()
-                return vectors.withUnsafeMutableBufferPointer { buffer in
-                    message.msg_iov = buffer.baseAddress
-                    message.msg_iovlen = buffer.count
-                    return sendmsg(fd, &message, CSHIMS_MSG_NOSIGNAL)
-                }
-            }
+            let sent = chunks.count == 1 ? sendOnlyChunk(to: fd) : sendBatch(to: fd)
             if sent < 0 {
                 if errno == EINTR { continue }
                 return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed
@@ -49,6 +39,29 @@ struct OutboundQueue {
             consume(sent)
         }
         return .done
+    }
+
+    /// The usual case (a shared answer, or a head and body encoded together): one `send` from
+    /// the array itself, with no vector list to build.
+    private func sendOnlyChunk(to fd: Int32) -> Int {
+        chunks[0].withUnsafeBytes { bytes in
+            send(fd, bytes.baseAddress! + offset, bytes.count - offset, CSHIMS_MSG_NOSIGNAL)
+        }
+    }
+
+    /// Up to `maxVectors` chunks in one `sendmsg`.
+    private func sendBatch(to fd: Int32) -> Int {
+        let batch = chunks.prefix(Self.maxVectors)
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(batch.count)
+        return Self.withVectors(batch, firstOffset: offset, &vectors) { vectors in
+            var message = msghdr()
+            return vectors.withUnsafeMutableBufferPointer { buffer in
+                message.msg_iov = buffer.baseAddress
+                message.msg_iovlen = buffer.count
+                return sendmsg(fd, &message, CSHIMS_MSG_NOSIGNAL)
+            }
+        }
     }
 
     private mutating func consume(_ count: Int) {
