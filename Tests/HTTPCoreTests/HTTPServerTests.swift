@@ -38,6 +38,21 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func answersAreCountedByStatus() async throws {
+        try await withServer(responder: TestResponder(parking: parking)) { server in
+            let port = server.localAddress.port
+            try await RawClient.run {
+                let client = try RawClient(port: port)
+                try client.send(rawGet("/echo/1", host: "a") + rawGet("/echo/2", host: "a"))
+                _ = (try client.readResponse(), try client.readResponse())
+                let bad = try RawClient(port: port)
+                try bad.send("GET /x HTTP/1.1\r\nHost : a\r\n\r\n")
+                _ = (try bad.readResponse(), bad.waitForClose())
+            }
+            #expect(server.statistics.responsesByStatus == [200: 2, 400: 1])
+        }
+    }
+
     @Test func aHeldRequestIsCompletedLaterFromAnotherTask() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
             let port = server.localAddress.port
