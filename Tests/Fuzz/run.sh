@@ -20,8 +20,8 @@ request)
     cp -n Tests/Fuzz/corpus/* /tmp/fuzz-corpus/ 2>/dev/null || true
     swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name HTTPCoreFuzz \
         Sources/HTTPCore/Parsing/HTTPRequestDecoder.swift Sources/HTTPCore/Parsing/HTTPParseError.swift Sources/HTTPCore/Parsing/HTTPSyntax.swift \
-        Sources/HTTPCore/Parsing/PercentDecoding.swift Sources/HTTPCore/Messages/*.swift \
-        Sources/HTTPCore/Server/HeldResponse.swift Sources/HTTPCore/Server/ResponseEncoder.swift \
+        Sources/HTTPCore/Parsing/PercentDecoding.swift Sources/HTTPCore/Messages/HTTPRequest.swift \
+        Sources/HTTPCore/Messages/HTTPHeaders.swift Sources/HTTPCore/Messages/HTTPStatus.swift \
         Tests/Fuzz/RequestDecoderFuzzer.swift -o "$BUILD/request-decoder-fuzzer" 2> >(quiet)
     "$BUILD/request-decoder-fuzzer" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
         -artifact_prefix=/tmp/fuzz-findings/ /tmp/fuzz-corpus
