@@ -149,3 +149,35 @@ struct HeldResponseTests {
         #expect(!held.complete(with: .text("too late")))
     }
 }
+
+@Suite("Descriptor table")
+struct DescriptorTableTests {
+    @Test func keepsValuesByDescriptorAndCountsThem() {
+        var table = DescriptorTable<String>()
+        table[7] = "seven"
+        table[3] = "three"
+        #expect(table[7] == "seven" && table[3] == "three")
+        #expect(table[5] == nil && table[1000] == nil, "a slot never set, and one past the end")
+        #expect(table.count == 2)
+        table[7] = "seven again"
+        #expect(table.count == 2, "replacing is not adding")
+        table[3] = nil
+        table[999] = nil
+        #expect(table.count == 1 && !table.isEmpty)
+        #expect(table.values == ["seven again"])
+        table[7] = nil
+        #expect(table.isEmpty && table.values.isEmpty)
+    }
+}
+
+@Suite("Request target")
+struct RequestTargetTests {
+    @Test func pathAndQueryFollowTheTargetWhenItChanges() {
+        var request = HTTPRequest(method: "GET", target: "/api/poll?since=3")
+        #expect(request.path == "/api/poll" && request.query == "since=3")
+        request.target = "/sim/messages"
+        #expect(request.path == "/sim/messages" && request.query == nil)
+        request.target = "/a?"
+        #expect(request.path == "/a" && request.query == "")
+    }
+}

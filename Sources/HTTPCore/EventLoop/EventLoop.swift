@@ -39,7 +39,7 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
 
     /// Keyed by descriptor; the generation travels in the epoll data so an event for a descriptor
     /// closed earlier in the same batch never reaches the connection that reused its number.
-    private var handlers: [Int32: (generation: UInt32, handler: EventLoopHandler)] = [:]
+    private var handlers = DescriptorTable<(generation: UInt32, handler: EventLoopHandler)>()
     private var nextGeneration: UInt32 = 1
     /// How many rounds of queued work may run before the sockets are looked at again.
     static let passesBetweenPolls = 16

@@ -10,7 +10,9 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The request-target in origin form (`/path?query`), or `*`; an absolute-form target
     /// (`http://host/path`) is kept here as its path and query.
-    public var target: String
+    public var target: String {
+        didSet { queryMark = Self.queryMark(in: target) }
+    }
     public var version: HTTPVersion
     public var headers: HTTPHeaders
     public var body: [UInt8]
@@ -22,19 +24,27 @@ public struct HTTPRequest: Sendable {
                 headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.method = method
         self.target = target
+        self.queryMark = Self.queryMark(in: target)
         self.version = version
         self.headers = headers
         self.body = body
     }
 
+    /// Where the target's `?` is, found once (a poll's path and query are asked for six times).
+    private var queryMark: String.Index?
+
+    private static func queryMark(in target: String) -> String.Index? {
+        target.utf8.firstIndex(of: UInt8(ascii: "?"))
+    }
+
     /// The target's path, still percent-encoded.
     public var path: Substring {
-        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
+        queryMark.map { target[..<$0] } ?? target[...]
     }
 
     /// The target's query string without the `?`, or nil when there is none.
     public var query: Substring? {
-        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
+        queryMark.map { target[target.utf8.index(after: $0)...] }
     }
 
     /// The decoded value of the first query parameter called `name`.

@@ -25,7 +25,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     // Loop-confined state.
     private(set) var responder: any HTTPResponder = ClosureResponder { _, _ in .text("not started", status: .serviceUnavailable) }
     private var listenFD: Int32
-    private var connections: [Int32: Connection] = [:]
+    private var connections = DescriptorTable<Connection>()
     private var nextConnectionID: UInt64 = 1
     private(set) var isShuttingDown = false
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
@@ -77,7 +77,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
                     close(listenFD)
                     listenFD = -1
                 }
-                for connection in Array(connections.values) {
+                for connection in connections.values {
                     connection.closeWhenIdle()
                 }
                 loop.schedule(after: gracePeriod) { [self] in
@@ -85,7 +85,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
                         connection.cancelInFlight()
                     }
                     loop.schedule(after: .milliseconds(500)) { [self] in
-                        for connection in Array(connections.values) {
+                        for connection in connections.values {
                             connection.abort()
                         }
                     }
@@ -210,7 +210,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         sweepTimer = loop.schedule(after: configuration.timerResolution) { [self] in
             sweepTimer = nil
             let now = MonotonicTime.now
-            for connection in Array(connections.values) {
+            for connection in connections.values {
                 connection.checkDeadline(now: now)
             }
             if !connections.isEmpty {
