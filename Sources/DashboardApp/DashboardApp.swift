@@ -125,7 +125,7 @@ public struct DashboardApp: HTTPResponder {
     }
 
     static func isAPIPath(_ path: Substring) -> Bool {
-        path.hasPrefix("/api/") || path == "/api" || path == "/healthz" || path == "/metrics"
+        path.utf8.starts(with: "/api/".utf8) || path == "/api" || path == "/healthz" || path == "/metrics"
     }
 
     /// How the HTTP core should answer the errors it detects itself (400, 408, 413, 431, 503, ...):
