@@ -6,6 +6,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields = []
     }
 
+    /// Room for `capacity` fields without growing (a parser knows how many lines it has).
+    init(reservingCapacity capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     public init(_ fields: [(name: String, value: String)]) {
         self.fields = fields
     }

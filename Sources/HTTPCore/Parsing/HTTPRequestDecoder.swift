@@ -198,7 +198,7 @@ private struct HeadParser {
         }
         var lineEnd = endOfLine(from: 0)
         var request = try parseRequestLine(0..<lineEnd)
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(reservingCapacity: lineCount - 1)  // one allocation, not one per doubling
         var hostCount = 0
         while lineEnd < bytes.count {
             let lineStart = lineEnd + 2
