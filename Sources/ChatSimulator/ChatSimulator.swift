@@ -197,7 +197,7 @@ public actor ChatSimulator {
         let id = nextPollID
         nextPollID += 1
         let hold = min(Duration.seconds(holdSeconds), configuration.maxHold)
-        let held = HeldResponse(onAbandoned: { [weak self] in
+        let held = HeldResponse(onAbandoned: { [weak self] _ in
             Task { await self?.forgetPoll(id) }
         })
         let deadline = ContinuousClock.now + hold

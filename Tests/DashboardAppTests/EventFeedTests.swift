@@ -199,6 +199,22 @@ struct EventFeedTests {
         #expect(finished.value == 1, "three polls waiting on the same seq share one answer")
     }
 
+    /// A connection that closes abandons its held poll on the loop thread, the feed's own
+    /// executor: the poll is dropped there and then, with no task in between.
+    @Test func aPollAbandonedOnTheLoopIsDroppedAtOnce() async throws {
+        let feed = EventFeed(epoch: "E", loop: Self.loop)
+        guard case .held(let gone) = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false),
+              case .held = await feed.poll(since: 0, epoch: "E", timeout: .seconds(30), visible: false) else {
+            Issue.record("expected parked polls")
+            return
+        }
+        let left = try await Self.loop.submit {
+            gone.abandon()
+            return feed.assumeIsolated { $0.statistics() }
+        }
+        #expect(left.parkedPolls == 1 && left.abandoned == 1, "dropped before the loop ran anything else")
+    }
+
     /// A connection reads the request its client pipelined behind a poll as soon as that poll's
     /// answer is written, which is inside the wake pass: a poll parked then waits for the next publish.
     @Test func aPollParkedWhileAWakePassWritesWaitsForTheNextPublish() async throws {

@@ -36,7 +36,7 @@ struct TestResponder: HTTPResponder {
             return .text("slow answer")
         }
         if request.path.hasPrefix("/hold") {
-            let held = HeldResponse(onAbandoned: { [parking] in
+            let held = HeldResponse(onAbandoned: { [parking] _ in
                 Task { await parking.noteAbandoned(String(request.path)) }
             })
             await parking.park(held, path: String(request.path))

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import HTTPCore
 
@@ -139,13 +140,18 @@ struct HeldResponseTests {
 
     @Test func cancellationAbandonsAndTellsTheHolder() async {
         let (abandonedEvents, continuation) = AsyncStream<Void>.makeStream()
-        let held = HeldResponse(onAbandoned: { continuation.yield() })
+        let reported = Mutex<HeldResponse?>(nil)
+        let held = HeldResponse(onAbandoned: { abandoned in
+            reported.withLock { $0 = abandoned }
+            continuation.yield()
+        })
         let waiter = Task { await held.value() }
         waiter.cancel()
         #expect(await waiter.value == nil)
         var iterator = abandonedEvents.makeAsyncIterator()
         _ = await iterator.next()
         #expect(held.isAbandoned)
+        #expect(reported.withLock { $0 } === held, "the holder is told which response was abandoned")
         #expect(!held.complete(with: .text("too late")))
     }
 }

@@ -17,10 +17,14 @@ public actor EventFeed {
     private var seq = 0
     /// `at`: when it was published, as time since the feed began (`elapsed`).
     private var buffer: [(seq: Int, at: Duration, json: [UInt8])] = []
-    private var parked: [UInt64: ParkedPoll] = [:]
+    /// Keyed by the held response's identity: the dictionary keeps the response alive, so no
+    /// other response can take its identifier while it is parked.
+    private var parked: [ObjectIdentifier: ParkedPoll] = [:]
     /// The polls a wake pass is answering, swapped with `parked` (both keep their capacity).
-    private var waking: [UInt64: ParkedPoll] = [:]
-    private var nextPollID: UInt64 = 1
+    private var waking: [ObjectIdentifier: ParkedPoll] = [:]
+    /// What every parked poll's response calls when its client goes away: one closure for the
+    /// feed's life rather than one (and a weak reference's box) per poll.
+    private var abandonmentHandler: (@Sendable (HeldResponse) -> Void)?
     private var visibilityReports: AsyncStream<Bool>.Continuation?
     private var reportedVisible = false
     /// Parked polls from visible tabs, kept as polls park and leave (not counted on every change).
@@ -196,20 +200,8 @@ public actor EventFeed {
         if since < seq {
             return .now(answer(after: since))
         }
-        let id = nextPollID
-        nextPollID += 1
-        let loop = self.loop
-        let held = HeldResponse(onAbandoned: { [weak self] in
-            // A connection that closes tells so on the loop thread, this feed's own executor:
-            // dropping the poll there costs no task (ten thousand tabs closing at once, a restart).
-            guard let self else { return }
-            if loop.inEventLoop {
-                self.assumeIsolated { $0.abandoned(id) }
-            } else {
-                Task { await self.abandoned(id) }
-            }
-        })
-        parked[id] = ParkedPoll(since: since, visible: visible, held: held, deadline: elapsed() + timeout)
+        let held = HeldResponse(onAbandoned: onAbandoned())
+        parked[ObjectIdentifier(held)] = ParkedPoll(since: since, visible: visible, held: held, deadline: elapsed() + timeout)
         startSweeper()
         if visible {
             visibleParked += 1
@@ -220,6 +212,23 @@ public actor EventFeed {
             }
         }
         return .held(held)
+    }
+
+    private func onAbandoned() -> @Sendable (HeldResponse) -> Void {
+        if let abandonmentHandler { return abandonmentHandler }
+        let loop = self.loop
+        let handler: @Sendable (HeldResponse) -> Void = { [weak self] held in
+            // A connection that closes tells so on the loop thread, this feed's own executor:
+            // dropping the poll there costs no task (ten thousand tabs closing at once, a restart).
+            guard let self else { return }
+            if loop.inEventLoop {
+                self.assumeIsolated { $0.abandoned(held) }
+            } else {
+                Task { await self.abandoned(held) }
+            }
+        }
+        abandonmentHandler = handler
+        return handler
     }
 
     private func startSweeper() {
@@ -254,12 +263,13 @@ public actor EventFeed {
         return true
     }
 
-    private func abandoned(_ id: UInt64) {
-        guard unpark(id) != nil else { return }
+    private func abandoned(_ held: HeldResponse) {
+        // `held` is alive here, so no other response can have its identifier.
+        guard unpark(ObjectIdentifier(held)) != nil else { return }
         counters.abandoned += 1
     }
 
-    private func unpark(_ id: UInt64) -> ParkedPoll? {
+    private func unpark(_ id: ObjectIdentifier) -> ParkedPoll? {
         guard let poll = parked.removeValue(forKey: id) else { return nil }
         if poll.visible { visibleParked -= 1 }
         return poll

@@ -62,9 +62,11 @@ public final class HeldResponse: Sendable {
     }
 
     private let state = Mutex<State>(.pending)
-    private let onAbandoned: (@Sendable () -> Void)?
+    private let onAbandoned: (@Sendable (HeldResponse) -> Void)?
 
-    public init(onAbandoned: (@Sendable () -> Void)? = nil) {
+    /// - Parameter onAbandoned: called with this response when its client goes away, so one
+    ///   handler can serve every response a holder parks (no closure made per response).
+    public init(onAbandoned: (@Sendable (HeldResponse) -> Void)? = nil) {
         self.onAbandoned = onAbandoned
     }
 
@@ -174,6 +176,6 @@ public final class HeldResponse: Sendable {
             }
         }
         continuation?.resume(returning: nil)
-        if becameAbandoned { onAbandoned?() }
+        if becameAbandoned { onAbandoned?(self) }
     }
 }
