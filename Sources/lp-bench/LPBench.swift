@@ -22,7 +22,8 @@ enum LPBench {
               export   GET /api/export of that store from the release dashboard: messages/s and RSS growth,
                        vs Python sqlite3 + json writing the same lines     --messages 1000000  --rounds 3
               fanout   one message to N parked polls, the dashboard (whole pipeline, then the feed alone)
-                       vs nginx + Nchan, with the shared client     --subscribers 1,1000,5000  --rounds 20
+                       vs nginx + Nchan, with the shared client; the median and range of each ratio over
+                       the repeats     --subscribers 1,1000,5000  --rounds 20  --repeats 3
               feed-server
                        the dashboard's feed and HTTP server alone, a publish going straight into the
                        feed (no simulator, engine or SQLite), for the fan-out client     --port 0
@@ -90,7 +91,8 @@ enum LPBench {
                 try HistoryBenchmark.export(corpus: corpus, rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3)
             case "fanout":
                 let counts = option("--subscribers", in: arguments, default: "1,1000,5000").split(separator: ",").compactMap { Int($0) }
-                Report.printTable(try FanOutBenchmark.run(subscribers: counts, rounds: Int(option("--rounds", in: arguments, default: "20")) ?? 20))
+                Report.printTable(try FanOutBenchmark.run(subscribers: counts, rounds: Int(option("--rounds", in: arguments, default: "20")) ?? 20,
+                                                          repeats: Int(option("--repeats", in: arguments, default: "3")) ?? 3))
             case "feed-server":
                 try await FeedOnlyServer.run(port: Int(option("--port", in: arguments, default: "0")) ?? 0)
             case "matrix":

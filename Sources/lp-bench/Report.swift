@@ -36,7 +36,8 @@ enum Report {
         await section("Matrix: a message through Synapse, dashboard vs Python /sync") {
             try MatrixLatencyBenchmark.run(messages: quick ? 50 : 200, python: nil)
         }
-        await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20) }
+        await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20,
+                                                                                repeats: quick ? 1 : 3) }
 
         printTable(lines)
     }
