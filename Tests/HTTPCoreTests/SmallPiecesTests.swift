@@ -187,3 +187,13 @@ struct RequestTargetTests {
         #expect(request.path == "/a" && request.query == "")
     }
 }
+
+@Suite("HTTP whitespace")
+struct HTTPWhitespaceTests {
+    @Test func trimsSpacesAndTabsAtBothEndsOnly() {
+        #expect(" \ta b\t ".trimmingHTTPWhitespace() == "a b")
+        #expect(("x: \tv\t"[...].dropFirst(2)).trimmingHTTPWhitespace() == "v", "a slice keeps its own bounds")
+        #expect(" \t ".trimmingHTTPWhitespace() == "" && "".trimmingHTTPWhitespace() == "")
+        #expect("a\u{0B}".trimmingHTTPWhitespace() == "a\u{0B}", "only space and tab are HTTP whitespace")
+    }
+}

@@ -30,7 +30,7 @@ public struct AccessGate: Sendable {
             let bytes = authorization.utf8
             if let space = bytes.firstIndex(of: UInt8(ascii: " ")),
                bytes[..<space].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }) {
-                return Self.trimmed(authorization[bytes.index(after: space)...])
+                return authorization[bytes.index(after: space)...].trimmingHTTPWhitespace()
             }
         }
         for header in request.headers.values(for: "Cookie") {
@@ -40,16 +40,6 @@ public struct AccessGate: Sendable {
             }
         }
         return nil
-    }
-
-    /// `text` without spaces or tabs at either end.
-    private static func trimmed(_ text: Substring) -> Substring {
-        let bytes = text.utf8
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
-            return text[text.endIndex...]
-        }
-        return text[first...last]
     }
 
     public func allows(_ request: HTTPRequest) -> Bool {

@@ -77,11 +77,19 @@ extension String {
     }
 
     public func trimmingHTTPWhitespace() -> String {
-        let bytes = Array(utf8)
-        var start = 0, end = bytes.count
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
+        String(self[...].trimmingHTTPWhitespace())
+    }
+}
+
+extension Substring {
+    /// Without spaces or tabs at either end: a slice of the same text, not a copy.
+    public func trimmingHTTPWhitespace() -> Substring {
+        let bytes = utf8
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }
 
