@@ -44,6 +44,27 @@ struct HTTPRequestDecoderTests {
     func queryValues(_ query: String, _ name: String, _ expected: String?) throws {
         let request = try #require(try decodeAll("GET /p?\(query) HTTP/1.1\r\nHost: a\r\n\r\n").first)
         #expect(request.queryValue(name) == expected)
+        // The one-pass walk finds the same first value (and the same nil for a bad encoding).
+        var walked: String??
+        request.forEachQueryParameter { key, value in
+            guard key == name else { return true }
+            walked = .some(value)
+            return false
+        }
+        #expect((walked ?? nil) == expected)
+    }
+
+    @Test func queryWalkGivesEveryParameterInOrderUntilTold() throws {
+        let request = try #require(try decodeAll("GET /p?a=1&b&%63=x+y&d=%zz&e=5 HTTP/1.1\r\nHost: a\r\n\r\n").first)
+        var seen: [String] = []
+        request.forEachQueryParameter { name, value in
+            seen.append("\(name)=\(value ?? "<bad>")")
+            return name != "d"
+        }
+        #expect(seen == ["a=1", "b=", "c=x y", "d=<bad>"])
+        var none = 0
+        try #require(try decodeAll("GET /p HTTP/1.1\r\nHost: a\r\n\r\n").first).forEachQueryParameter { _, _ in none += 1; return true }
+        #expect(none == 0)
     }
 
     @Test func bodyWithContentLength() throws {

@@ -49,23 +49,34 @@ struct PollRoutes: Sendable {
         var epoch: String?
     }
 
-    /// The query's parameters, or the problem to answer with.
+    /// The query's parameters, or the problem to answer with. The query is read in one pass (a
+    /// poll comes for every answer); the first parameter of each name counts, as `queryValue`'s.
     static func parameters(of request: HTTPRequest) -> Result<Parameters, Problem> {
-        let visible = request.queryValue("visible")
-        var parameters = Parameters(since: 0, timeout: defaultTimeout, visible: visible == "1", epoch: request.queryValue("epoch"))
-        if let text = request.queryValue("since") {
+        var since, timeout, visible, epoch: String??
+        request.forEachQueryParameter { name, value in
+            switch name {
+            case "since" where since == nil: since = .some(value)
+            case "timeout" where timeout == nil: timeout = .some(value)
+            case "visible" where visible == nil: visible = .some(value)
+            case "epoch" where epoch == nil: epoch = .some(value)
+            default: break
+            }
+            return since == nil || timeout == nil || visible == nil || epoch == nil
+        }
+        var parameters = Parameters(since: 0, timeout: defaultTimeout, visible: visible == "1", epoch: epoch ?? nil)
+        if let text = since ?? nil {
             guard let value = Int(text), value >= 0 else {
                 return .failure(Problem(status: .badRequest, detail: "since must be a sequence number (0 or more)."))
             }
             parameters.since = value
         }
-        if let text = request.queryValue("timeout") {
+        if let text = timeout ?? nil {
             guard let value = Int(text), (0...maxTimeout).contains(value) else {
                 return .failure(Problem(status: .badRequest, detail: "timeout must be a whole number of seconds from 0 to \(maxTimeout)."))
             }
             parameters.timeout = value
         }
-        if let text = visible, text != "0", text != "1" {
+        if let text = visible ?? nil, text != "0", text != "1" {
             return .failure(Problem(status: .badRequest, detail: "visible must be 0 or 1."))
         }
         return .success(parameters)

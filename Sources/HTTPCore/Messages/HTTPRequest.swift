@@ -58,6 +58,36 @@ public struct HTTPRequest: Sendable {
     }
 
     private static func value<Bytes: RandomAccessCollection<UInt8>>(of name: String, in bytes: Bytes) -> String? where Bytes.Index == Int {
+        var found: String?
+        forEachPair(in: bytes) { key, value in
+            guard Self.key(key, is: name) else { return true }
+            found = Self.decodedValue(value)
+            return false
+        }
+        return found
+    }
+
+    /// Every query parameter in order, its name and value decoded, until `body` returns false: one
+    /// pass over the query for a route that reads several (a poll reads four). `value` is nil when
+    /// it is not valid percent-encoded UTF-8, as `queryValue` would answer; a name that is not is
+    /// skipped. Short names and values (up to 15 bytes) are made without allocating.
+    public func forEachQueryParameter(_ body: (_ name: String, _ value: String?) -> Bool) {
+        guard let query else { return }
+        func visit<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) where Bytes.Index == Int {
+            Self.forEachPair(in: bytes) { key, value in
+                guard let name = PercentDecoding.decode(String(decoding: key, as: UTF8.self), plusAsSpace: true) else { return true }
+                return body(name, Self.decodedValue(value))
+            }
+        }
+        if query.utf8.withContiguousStorageIfAvailable({ visit($0) }) == nil {
+            visit(Array(query.utf8))
+        }
+    }
+
+    /// Splits `name=value&...` in place; `value` is nil for a pair without `=`.
+    private static func forEachPair<Bytes: RandomAccessCollection<UInt8>>(
+        in bytes: Bytes, _ body: (_ key: Bytes.SubSequence, _ value: Bytes.SubSequence?) -> Bool
+    ) where Bytes.Index == Int {
         var pairStart = bytes.startIndex
         while pairStart < bytes.endIndex {
             var pairEnd = pairStart, equals: Int?
@@ -65,14 +95,15 @@ public struct HTTPRequest: Sendable {
                 if equals == nil && bytes[pairEnd] == UInt8(ascii: "=") { equals = pairEnd }
                 pairEnd += 1
             }
-            let key = bytes[pairStart..<(equals ?? pairEnd)]
-            if Self.key(key, is: name) {
-                guard let equals else { return "" }
-                return PercentDecoding.decode(String(decoding: bytes[(equals + 1)..<pairEnd], as: UTF8.self), plusAsSpace: true)
-            }
+            let value = equals.map { bytes[($0 + 1)..<pairEnd] }
+            guard body(bytes[pairStart..<(equals ?? pairEnd)], value) else { return }
             pairStart = pairEnd == bytes.endIndex ? pairEnd : pairEnd + 1
         }
-        return nil
+    }
+
+    private static func decodedValue<Bytes: Collection<UInt8>>(_ raw: Bytes?) -> String? {
+        guard let raw else { return "" }
+        return PercentDecoding.decode(String(decoding: raw, as: UTF8.self), plusAsSpace: true)
     }
 
     private static func key<Bytes: Collection<UInt8>>(_ raw: Bytes, is name: String) -> Bool {
