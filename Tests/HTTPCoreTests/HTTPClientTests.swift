@@ -99,6 +99,20 @@ struct HTTPClientTests {
         HTTPClient(loop: try EventLoop(name: "client-test"))
     }
 
+    @Test func theRequestGoesOnTheWireWithTheFieldsTheClientOwnsWrittenByIt() {
+        var headers: HTTPHeaders = ["Accept": "application/json", "host": "elsewhere", "content-length": "99", "CONNECTION": "close"]
+        headers.add("X-Two", "a")
+        headers.add("X-Two", "b")
+        let post = HTTPClient.wireBytes(of: HTTPClientRequest(method: "POST", target: "/v1/x?a=1", headers: headers, body: Array("{}".utf8)),
+                                        host: "127.0.0.1", port: 8081)
+        #expect(String(decoding: post, as: UTF8.self) == "POST /v1/x?a=1 HTTP/1.1\r\nHost: 127.0.0.1:8081\r\nAccept: application/json\r\n"
+            + "X-Two: a\r\nX-Two: b\r\nContent-Length: 2\r\n\r\n{}")
+        let emptyPost = HTTPClient.wireBytes(of: HTTPClientRequest(method: "POST", target: "/"), host: "::1", port: 80)
+        #expect(String(decoding: emptyPost, as: UTF8.self) == "POST / HTTP/1.1\r\nHost: [::1]:80\r\nContent-Length: 0\r\n\r\n")
+        let get = HTTPClient.wireBytes(of: HTTPClientRequest(method: "GET", target: "/"), host: "localhost", port: 1)
+        #expect(String(decoding: get, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: localhost:1\r\n\r\n")
+    }
+
     @Test func getsAResponse() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
             let response = try await client(server).send(HTTPClientRequest(method: "POST", target: "/echo?x=1", body: Array("hi".utf8)),

@@ -81,10 +81,14 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         }
         if mayReuse, let kept = idleConnections.take(addressKey) {
             do {
-                try loop.rebind(kept, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
+                // A kept connection is open and its send buffer empty: the request goes out at
+                // once, and the socket is watched for writing only if it would not all go (one
+                // `epoll_ctl` per request, not three).
+                try loop.rebind(kept, events: CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP, handler: self)
                 fd = kept
                 connected = true
                 reused = true
+                writeRequest()
                 return
             } catch {
                 loop.deregister(kept)
@@ -134,24 +138,37 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         }
     }
 
+    /// The request on a kept connection, written before any event: what does not fit now waits
+    /// for the socket to be writable; a failed write is a connection the server closed, which
+    /// reading tells apart (its end of stream sends the request again on a new connection).
+    private func writeRequest() {
+        switch outbound.write(to: fd) {
+        case .done: break
+        case .wouldBlock: loop.modify(fd, events: CSHIMS_EPOLLOUT | CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP)
+        case .failed: read()
+        }
+    }
+
     private func read() {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while !done {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            // The loop's one read buffer: a response read costs no 64 KB array made and zeroed.
+            var outcome: Result<HTTPClientResponse?, HTTPResponseDecoder.Failure> = .success(nil)
+            let count = loop.withReadBuffer { buffer in
+                let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                if count > 0 {
+                    outcome = Result { () throws(HTTPResponseDecoder.Failure) in
+                        try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                }
+                return count
+            }
             if count > 0 {
                 receivedAny = true
-                do {
-                    if let response = try chunk.withUnsafeBytes({ bytes throws(HTTPResponseDecoder.Failure) in
-                        try decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
-                    }) {
-                        return end(.success(response))
-                    }
-                } catch let failure as HTTPResponseDecoder.Failure {
-                    return end(.failure(Self.clientError(failure)))
-                } catch {
-                    return end(.failure(HTTPClientError.malformedResponse("\(error)")))
+                switch outcome {
+                case .success(let response?): return end(.success(response))
+                case .success(nil): continue
+                case .failure(let failure): return end(.failure(Self.clientError(failure)))
                 }
-                continue
             }
             if count == 0 {
                 do {

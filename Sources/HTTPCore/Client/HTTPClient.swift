@@ -65,18 +65,13 @@ public final class HTTPClient: Sendable {
     /// Sends `request` to `host:port` and returns the whole response, or throws within `timeout`.
     public func send(_ request: HTTPClientRequest, host: String, port: Int, timeout: Duration) async throws(HTTPClientError) -> HTTPClientResponse {
         let address = try await Self.resolve(host: host, port: port)
-        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
-        for (name, value) in request.headers where !["host", "content-length", "connection"].contains(name.lowercased()) {
-            head += "\(name): \(value)\r\n"
-        }
-        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
-            head += "Content-Length: \(request.body.count)\r\n"
-        }
-        head += "\r\n"
-        let bytes = Array(head.utf8) + request.body
+        let bytes = Self.wireBytes(of: request, host: host, port: port)
         // A request that may not arrive twice (a POST without an `Idempotency-Key`) never goes out
         // on a kept connection, where a server's close at the same moment would make it go again.
-        let mayRepeat = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method) || request.headers["Idempotency-Key"] != nil
+        let mayRepeat = switch request.method {
+        case "GET", "HEAD", "OPTIONS", "PUT", "DELETE": true
+        default: request.headers["Idempotency-Key"] != nil
+        }
         let exchange = ClientExchange(loop: loop, address: address, addressKey: "\(host):\(port)", idleConnections: idleConnections,
                                       request: bytes, expectsBody: request.method != "HEAD", mayRepeat: mayRepeat, timeout: timeout)
         do {
@@ -92,6 +87,44 @@ public final class HTTPClient: Sendable {
         } catch {
             throw .connectionLost("\(error)")
         }
+    }
+
+    /// The request as it goes on the wire, head and body in one array: `Host` (an IPv6 address in
+    /// brackets), the caller's fields but the three the client writes itself (`Host`,
+    /// `Content-Length`, `Connection`), and `Content-Length` for a body or a POST or PUT.
+    static func wireBytes(of request: HTTPClientRequest, host: String, port: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + request.body.count)
+        func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+        append(request.method)
+        append(" ")
+        append(request.target)
+        append(" HTTP/1.1\r\nHost: ")
+        if host.utf8.contains(UInt8(ascii: ":")) {
+            append("[")
+            append(host)
+            append("]")
+        } else {
+            append(host)
+        }
+        append(":")
+        append(String(port))
+        append("\r\n")
+        for (name, value) in request.headers
+        where !name.equalsIgnoringASCIICase("Host") && !name.equalsIgnoringASCIICase("Content-Length") && !name.equalsIgnoringASCIICase("Connection") {
+            append(name)
+            append(": ")
+            append(value)
+            append("\r\n")
+        }
+        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
+            append("Content-Length: ")
+            append(String(request.body.count))
+            append("\r\n")
+        }
+        append("\r\n")
+        bytes.append(contentsOf: request.body)
+        return bytes
     }
 
     /// Numeric addresses resolve at once; names are looked up off the loop and off the

@@ -44,6 +44,9 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
     /// How many rounds of queued work may run before the sockets are looked at again.
     static let passesBetweenPolls = 16
     private var timers = TimerHeap()
+    /// One buffer for every socket read on the loop thread (the server's requests, the client's
+    /// responses): bytes are copied out of it before the next read, so one is enough.
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     /// Starts a loop on a new thread.
     public init(name: String = "event-loop") throws {
@@ -58,6 +61,10 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
+    }
+
+    deinit {
+        readBuffer.deallocate()
     }
 
     /// True when called on the loop's own thread.
@@ -171,6 +178,13 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
         return timers.insert(deadline: MonotonicTime.now + delay, action: action)
     }
 
+    /// Lends the loop's read buffer to `body`, which must be done with its bytes when it returns
+    /// (and must not ask for the buffer again meanwhile).
+    func withReadBuffer<T>(_ body: (UnsafeMutableRawBufferPointer) throws -> T) rethrows -> T {
+        assertOnLoop()
+        return try body(readBuffer)
+    }
+
     func cancelTimer(_ id: TimerHeap.ID) {
         assertOnLoop()
         timers.cancel(id)
@@ -185,6 +199,7 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
         var data = [UInt64](repeating: 0, count: Int(capacity))
         let taskExecutor = asUnownedTaskExecutor()
         let serialExecutor = asUnownedSerialExecutor()
+        var batch: [Work] = []
 
         while !stopRequested.load(ordering: .acquiring) {
             let hasQueuedWork = queue.withLock { !$0.isEmpty }
@@ -211,11 +226,8 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
             // the kernel for events between each (an `epoll_wait` per hop) cost more than the hops.
             // The bound keeps work that queues more work from starving the sockets.
             for _ in 0..<Self.passesBetweenPolls {
-                let batch = queue.withLock { work -> [Work] in
-                    let taken = work
-                    work.removeAll(keepingCapacity: true)
-                    return taken
-                }
+                // The queue and `batch` trade arrays, so neither is copied or reallocated per pass.
+                queue.withLock { swap(&$0, &batch) }
                 if batch.isEmpty { break }
                 for work in batch {
                     switch work {
@@ -223,6 +235,7 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
                     case .closure(let closure): closure()
                     }
                 }
+                batch.removeAll(keepingCapacity: true)
             }
         }
         close(wakeFD)

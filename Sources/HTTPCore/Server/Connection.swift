@@ -95,19 +95,20 @@ final class Connection: EventLoopHandler {
     private func readAvailable() {
         var total = 0
         while phase != .closed {
-            let count = server.readBuffer.withUnsafeMutableBytes { buffer in
-                Glibc.read(fd, buffer.baseAddress, buffer.count)
+            let (count, filled) = server.loop.withReadBuffer { buffer in
+                let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                if count > 0 && phase == .open {
+                    decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                }
+                return (count, count == buffer.count)
             }
             if count > 0 {
                 total += count
-                if phase == .open {
-                    server.readBuffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                }
                 // Be fair to other connections, and stop pulling bytes a slow request cannot use yet.
                 if total >= 256 * 1024 || decoder.bufferedByteCount > pipelineLimit { break }
                 // A short read drained the socket; epoll is level-triggered and reports anything
                 // that arrives later (or the end of stream), so skip the read that would say EAGAIN.
-                if count < server.readBuffer.count { break }
+                if !filled { break }
                 continue
             }
             if count == 0 {

@@ -34,7 +34,6 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     private var lastOverloadLog = MonotonicTime(nanoseconds: 0)
     private var refusedSinceLastLog = 0
     var encoder = ResponseEncoder()
-    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     private let counters = Mutex(HTTPServerStatistics())
 
