@@ -154,7 +154,7 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
             // The loop's one read buffer: a response read costs no 64 KB array made and zeroed.
             var outcome: Result<HTTPClientResponse?, HTTPResponseDecoder.Failure> = .success(nil)
             let count = loop.withReadBuffer { buffer in
-                let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                let count = Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
                 if count > 0 {
                     outcome = Result { () throws(HTTPResponseDecoder.Failure) in
                         try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
