@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Size limits the decoder enforces while reading a request.
 public struct HTTPLimits: Sendable {
     /// Request line plus header fields plus the blank line; beyond it the client gets 431.
@@ -125,15 +129,15 @@ public struct HTTPRequestDecoder {
     private mutating func findBlankLine() throws(HTTPParseError) -> Int? {
         let start = max(readIndex, scanIndex)
         let result: Int?? = buffer.withUnsafeBufferPointer { bytes in
+            // From line feed to line feed with `memchr` (vectorised), not byte by byte: every head
+            // of every poll comes through here.
             var index = start
-            while index < bytes.count {
-                if bytes[index] == 0x0A {
-                    guard index > readIndex, bytes[index - 1] == 0x0D else { return .some(nil) }
-                    if index - readIndex >= 3, bytes[index - 2] == 0x0A, bytes[index - 3] == 0x0D {
-                        return index - 3
-                    }
+            while let lineFeed = bytes.index(of: 0x0A, from: index) {
+                guard lineFeed > readIndex, bytes[lineFeed - 1] == 0x0D else { return .some(nil) }
+                if lineFeed - readIndex >= 3, bytes[lineFeed - 2] == 0x0A, bytes[lineFeed - 3] == 0x0D {
+                    return lineFeed - 3
                 }
-                index += 1
+                index = lineFeed + 1
             }
             return nil
         }
@@ -220,23 +224,17 @@ private struct HeadParser {
         return request.request
     }
 
-    /// How many lines the head has; throws at a CR without its LF or a LF without its CR.
+    /// How many lines the head has; throws at a CR without its LF. (A LF without its CR never gets
+    /// here: the decoder refuses it while it looks for the head's end.)
     private func countLines() throws(HTTPParseError) -> Int {
         var lines = 1
         var index = 0
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x0D:
-                guard index + 1 < bytes.count, bytes[index + 1] == 0x0A else {
-                    throw HTTPParseError(.malformed, "bare CR")
-                }
-                lines += 1
-                index += 2
-            case 0x0A:
-                throw HTTPParseError(.malformed, "bare LF")
-            default:
-                index += 1
+        while let carriageReturn = bytes.index(of: 0x0D, from: index) {
+            guard carriageReturn + 1 < bytes.count, bytes[carriageReturn + 1] == 0x0A else {
+                throw HTTPParseError(.malformed, "bare CR")
             }
+            lines += 1
+            index = carriageReturn + 2
         }
         return lines
     }
@@ -244,9 +242,7 @@ private struct HeadParser {
     /// The index of the CR that ends the line starting at `start`, or the end of the head
     /// (line endings were checked by `countLines`).
     private func endOfLine(from start: Int) -> Int {
-        var index = start
-        while index < bytes.count && bytes[index] != 0x0D { index += 1 }
-        return index
+        bytes.index(of: 0x0D, from: start) ?? bytes.count
     }
 
     private func parseRequestLine(_ line: Range<Int>) throws(HTTPParseError) -> (request: HTTPRequest, absoluteFormAuthority: String?) {
@@ -329,5 +325,14 @@ private struct HeadParser {
             throw HTTPParseError(.malformed, "control character in a header value")
         }
         return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The index of the first `byte` at or after `start`, found with `memchr`; nil if there is none.
+    func index(of byte: UInt8, from start: Int) -> Int? {
+        guard let base = baseAddress, start < count,
+              let found = memchr(base + start, Int32(byte), count - start) else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 }
