@@ -231,6 +231,23 @@ struct HTTPClientTests {
         }
     }
 
+    /// A request on a kept connection is written at once; one bigger than the socket takes (8 MB
+    /// here) goes out as the socket drains, on the same connection.
+    @Test func aRequestTooBigToWriteAtOnceGoesOutWholeOnAKeptConnection() async throws {
+        let configuration = HTTPServerConfiguration(port: 0, limits: HTTPLimits(maxBodyBytes: 16 << 20))
+        let responder = ClosureResponder { request, context in .text("\(context.connectionID) \(request.body.count)") }
+        try await withServer(configuration, responder: responder) { server in
+            let http = try client(server)
+            let first = try await get(http, server)
+            #expect(await http.keptConnections() == 1)
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 8 << 20)
+            let response = try await http.send(HTTPClientRequest(method: "PUT", target: "/", body: body), host: "127.0.0.1",
+                                               port: server.localAddress.port, timeout: .seconds(10))
+            #expect(String(decoding: response.body, as: UTF8.self) == "\(first.split(separator: " ")[0]) \(8 << 20)")
+            #expect(server.statistics.connectionsAccepted == 1)
+        }
+    }
+
     /// The server closes a kept connection while nobody uses it (here by shutting down, which
     /// closes idle connections at once and returns when they are closed): the client drops it.
     @Test func aConnectionTheServerClosesWhileIdleIsDropped() async throws {
