@@ -22,8 +22,9 @@ enum LPBench {
               export   GET /api/export of that store from the release dashboard: messages/s and RSS growth,
                        vs Python sqlite3 + json writing the same lines     --messages 1000000  --rounds 3
               fanout   one message to N parked polls, the dashboard (whole pipeline, then the feed alone)
-                       vs nginx + Nchan, with the shared client; the median and range of each ratio over
-                       the repeats     --subscribers 1,1000,5000  --rounds 20  --repeats 3
+                       vs nginx + Nchan, with the shared client (N = 1 also with the machine kept warm: 2 ms
+                       between rounds, not 100); the median and range of each ratio over the repeats
+                         --subscribers 1,1000,5000  --rounds 20  --repeats 3
               feed-server
                        the dashboard's feed and HTTP server alone, a publish going straight into the
                        feed (no simulator, engine or SQLite), for the fan-out client     --port 0
