@@ -108,17 +108,17 @@ enum FanOutBenchmark {
             throw BenchError("no fan-out client at \(client)")
         }
         let counts = subscribers.map(String.init).joined(separator: ",")
-        func cursorPoll(endpoint: BenchEndpoint, pid: Int32, n: Int, settle: [String] = []) throws -> Result? {
+        func cursorPoll(endpoint: BenchEndpoint, pid: Int32, n: Int, extraArguments: [String] = []) throws -> Result? {
             let port = endpoint.port
             let header = endpoint.token.map { ["--header", "Authorization: Bearer \($0)"] } ?? []
             return try results(runCommand(python, [client, "--adapter", "swift", "-n", String(n), "-r", String(rounds),
                 "--sub-url", "http://127.0.0.1:\(port)/api/poll?since={cursor}&timeout={timeout}&visible=1",
-                "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(pid)] + header + settle), rounds: rounds)[n]
+                "--pub-url", "http://127.0.0.1:\(port)/api/simulator/messages", "--server-pid", String(pid)] + header + extraArguments), rounds: rounds)[n]
         }
         // One message again with the machine kept warm: 2 ms between a poll parking and the
         // publish instead of the client's 100 ms, after which idle CPUs and cold caches are part
         // of every trip. The two figures together say how much of the gap is the work itself.
-        let warm = ["--settle", "0.002"]
+        let warmArguments = ["--settle", "0.002"]
         // One client run per N, so the dashboard's own figure for the wake pass (publish to the
         // last answer written, from /metrics) can be told apart per N.
         let workspace = try ClientParseCost.Workspace()
@@ -131,7 +131,7 @@ enum FanOutBenchmark {
             let after = try wakeSeconds(endpoint)
             if after.count > before.count { wakePass[n] = (after.sum - before.sum) / Double(after.count - before.count) * 1000 }
         }
-        let oursWarm = subscribers.contains(1) ? try cursorPoll(endpoint: endpoint, pid: dashboard.pid, n: 1, settle: warm) : nil
+        let oursWarm = subscribers.contains(1) ? try cursorPoll(endpoint: endpoint, pid: dashboard.pid, n: 1, extraArguments: warmArguments) : nil
         try ClientParseCost.recordDashboardAnswer(python: python, endpoint: endpoint, in: workspace)
         dashboard.stop()
         let (feedServer, feedPort) = try startFeedServer()
@@ -146,7 +146,7 @@ enum FanOutBenchmark {
         let peer = try results(runCommand(python, [client, "--adapter", "nchan", "-n", counts, "-r", String(rounds),
                                                    "--server-pid", "@/tmp/bench-nchan/nginx.pid"]), rounds: rounds)
         let peerWarm = subscribers.contains(1)
-            ? try results(runCommand(python, [client, "--adapter", "nchan", "-n", "1", "-r", String(rounds)] + warm), rounds: rounds)[1] : nil
+            ? try results(runCommand(python, [client, "--adapter", "nchan", "-n", "1", "-r", String(rounds)] + warmArguments), rounds: rounds)[1] : nil
         try ClientParseCost.recordNchanAnswer(python: python, port: 18080, in: workspace)
 
         var lines: [ReportLine] = []
