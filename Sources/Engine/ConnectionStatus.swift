@@ -68,6 +68,8 @@ public struct EngineCounters: Sendable, Equatable {
     public var unknownStreamsIgnored = 0
     /// Times the cursor sync found the upstream behind the local copy (reset or restored).
     public var upstreamBehind = 0
+    /// Long polls refused because another was in flight: the seeds' loud guard, never by construction.
+    public var secondPollsRefused = 0
     public var messagesStored: [String: Int] = [:]
     /// Backoff waits drawn (a fixed-size histogram: a long outage must not grow memory).
     public var backoff = Histogram(bounds: [0.1, 0.5, 1, 2, 4, 8, 16, 30])

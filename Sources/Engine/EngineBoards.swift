@@ -11,7 +11,9 @@ struct ProblemBoard: Sendable, Equatable {
     func isOpen(_ kind: EngineProblem.Kind) -> Bool { open[kind] != nil }
 
     /// Opens `problem` (or updates it); a connection problem ends the other connection problems.
-    /// Nothing is said when the same problem is raised again unchanged.
+    /// It is told every time, unchanged or not: which errors are open is the error registry's to
+    /// decide (it ignores a repeat of an open error), so an error closed there (an attempt that
+    /// worked, a person who stopped syncing) is shown again when its cause comes back.
     mutating func raise(_ problem: EngineProblem) -> [EngineEvent] {
         var events: [EngineEvent] = []
         if problem.kind.isConnectionProblem {
@@ -19,8 +21,8 @@ struct ProblemBoard: Sendable, Equatable {
                 events += clear(kind)
             }
         }
-        let previous = open.updateValue(problem, forKey: problem.kind)
-        if previous != problem { events.append(.problemRaised(problem)) }
+        open[problem.kind] = problem
+        events.append(.problemRaised(problem))
         return events
     }
 
@@ -64,5 +66,37 @@ struct StatusBoard: Sendable, Equatable {
     /// the same answer, and in a fan-out make every poll answer twice.
     mutating func successShown(at date: Date) {
         announcedSuccessAt = max(announcedSuccessAt ?? date, date)
+    }
+}
+
+/// The seeds' loud guard against a second long poll: the engine's single freshness tag makes one
+/// impossible, and this counts and refuses one anyway, so a mistake in a later change shows in
+/// `/metrics` and the log instead of as two polls racing for the same cursor.
+struct SinglePollGuard: Sendable, Equatable {
+    /// The cycle whose poll is in flight.
+    private(set) var inFlight: UUID?
+    /// Polls refused because another was in flight.
+    private(set) var refused = 0
+
+    /// A poll of cycle `tag` is about to start: true when none is in flight (it now is), false
+    /// (counted) when one is.
+    mutating func begin(_ tag: UUID) -> Bool {
+        guard inFlight == nil else {
+            refused += 1
+            return false
+        }
+        inFlight = tag
+        return true
+    }
+
+    /// The poll of cycle `tag` ended; another cycle's end frees nothing.
+    mutating func end(_ tag: UUID) {
+        if inFlight == tag { inFlight = nil }
+    }
+
+    /// The cycle was stopped: its poll is cancelled and its result dropped, so its slot is free
+    /// even before the cancelled call returns.
+    mutating func cycleStopped() {
+        inFlight = nil
     }
 }

@@ -6,7 +6,7 @@ import Upstream
 /// detached (its messages purged), the quota (`--quota` plus what was bought, or the upstream's).
 /// Applied to the store here; the engine tells the page and its own rules what happened.
 struct SessionAdoption: Sendable {
-    let store: MessageStore
+    let store: any EngineStore
     let quotaOverride: Int64?
 
     struct Outcome: Sendable {

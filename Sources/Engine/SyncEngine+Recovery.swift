@@ -107,12 +107,14 @@ extension SyncEngine {
         return await retryAndWait()
     }
 
-    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure); returns
-    /// the quota now in force.
+    /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure), once per
+    /// `idempotencyKey`: a purchase answered again (a retried click) is credited once. Returns the
+    /// quota now in force.
     @discardableResult
-    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64) async -> Int64 {
-        // Kept in the store: a restart must not forget what was bought on top of `--quota`.
-        try? await store.addPurchasedBytes(bytes)
+    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64, idempotencyKey: String) async -> Int64 {
+        // Kept in the store: a restart must not forget what was bought on top of `--quota`, nor
+        // which purchases were credited already.
+        _ = try? await store.addPurchasedBytes(bytes, idempotencyKey: idempotencyKey)
         let purchased = (try? await store.purchasedBytes()) ?? bytes
         let quota = options.quotaOverride.map { $0 + purchased } ?? newUpstreamQuota
         try? await store.setQuota(quota)

@@ -13,7 +13,7 @@ import Upstream
 /// clears the tag and cancels the cycle's task, which cancels the request in flight and any wait.
 public actor SyncEngine {
     public nonisolated let options: EngineOptions
-    let store: MessageStore
+    let store: any EngineStore
     let upstream: any UpstreamAPI
     let clock: any Clock<Duration>
     let now: @Sendable () -> Date
@@ -56,8 +56,11 @@ public actor SyncEngine {
     /// Who waits for the next batch after a pause (`resumeAndWait`).
     var batchWaiters = Waiters<BatchOutcome>()
     private var networkWatch: Task<Void, Never>?
+    /// The seeds' loud guard: one long poll in flight at a time, which the single tag already
+    /// ensures; a second would be refused, counted and logged.
+    private var pollGuard = SinglePollGuard()
 
-    public init(store: MessageStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
+    public init(store: any EngineStore, upstream: any UpstreamAPI, options: EngineOptions = EngineOptions(),
                 environment: EngineEnvironment = EngineEnvironment(), emit: @escaping @Sendable (EngineEvent) -> Void = { _ in }) {
         self.store = store
         self.upstream = upstream
@@ -84,6 +87,9 @@ public actor SyncEngine {
                 await self?.networkChanged(online: online)
             }
         }
+        // The network may have changed between this engine's creation (when the policy learned
+        // whether it is online) and the subscription above, which reports transitions only.
+        networkChanged(online: network.isOnline)
         perform(policy.activate())
     }
 
@@ -197,6 +203,8 @@ public actor SyncEngine {
         retryWait?.cancel()
         retryWait = nil
         token = nil
+        // The stopped cycle's poll, if in flight, is cancelled and its result dropped: its slot is free.
+        pollGuard.cycleStopped()
         update { $0.activeCycles = 0 }
     }
 
@@ -209,6 +217,11 @@ public actor SyncEngine {
         guard !isCurrent(tag) else { return false }
         counters.staleResultsDropped += 1
         return true
+    }
+
+    /// After every await of a cycle: a cycle that is no longer current goes no further.
+    private func ensureCurrent(_ tag: UUID) throws(CycleFailure) {
+        guard isCurrent(tag) else { throw .stale }
     }
 
     // MARK: The cycle
@@ -244,12 +257,14 @@ public actor SyncEngine {
     /// everything before the first hanging request.
     private func connect(_ tag: UUID) async throws {
         try await startSession(tag, reconnecting: true)
+        try ensureCurrent(tag)
         if problemBoard.isOpen(.storageFailure) {
             do {
                 try await store.checkWritable()
             } catch {
                 throw CycleFailure(error)
             }
+            try ensureCurrent(tag)
             clear(.storageFailure)
         }
         connected()
@@ -277,7 +292,13 @@ public actor SyncEngine {
         // Cursors are read each time: a new session may have detached the linked account.
         let cursors = StreamCursors(primary: await store.cursor(for: .primary), includesLinked: accounts.linkedUserId != nil,
                                     linked: await store.cursor(for: .linked))
-        guard isCurrent(tag) else { throw CycleFailure.stale }
+        try ensureCurrent(tag)
+        guard pollGuard.begin(tag) else {
+            counters.secondPollsRefused = pollGuard.refused
+            log.error("a second long poll was about to start while one is in flight; refused (\(pollGuard.refused) so far)")
+            throw CycleFailure.stale
+        }
+        defer { pollGuard.end(tag) }
         counters.pollsStarted += 1
         let hold = catchUpPending ? 0 : options.holdSeconds
         catchUpPending = false
@@ -298,6 +319,7 @@ public actor SyncEngine {
             token = session.token
             tokenIssuedAt = now()
             try await adopt(session, tag)
+            try ensureCurrent(tag)
             let call = try await request(tag, important: true) { upstream, token throws(UpstreamError) in
                 try await upstream.lastMessageInfo(token: token)
             }
@@ -306,7 +328,7 @@ public actor SyncEngine {
             // An upstream that cannot tell its newest ids says what each answer is instead; after a
             // reconnection it is asked to answer at once, with what arrived meanwhile.
             if let info {
-                try await noteServerPosition(info, reconnecting: reconnecting)
+                try await noteServerPosition(info, tag, reconnecting: reconnecting)
             } else if reconnecting {
                 catchUpPending = true
             }
@@ -316,11 +338,12 @@ public actor SyncEngine {
 
     /// Sets, per stream, which ids are history and which were missed while away (`DeliveryRules`);
     /// an upstream behind the local copy pauses syncing (`upstreamBehind`).
-    private func noteServerPosition(_ info: LastMessageInfo, reconnecting: Bool) async throws {
+    private func noteServerPosition(_ info: LastMessageInfo, _ tag: UUID, reconnecting: Bool) async throws {
         var stored: [AccountRole: DeliveryRules.StoredPosition] = [:]
         for role in AccountRole.allCases {
             stored[role] = .init(synced: await store.cursor(for: role) != nil, newestID: await store.newestID(for: role))
         }
+        try ensureCurrent(tag)
         switch deliveries.cursorSync(info, stored: stored, reconnecting: reconnecting) {
         case .behind(let accounts, let debug):
             behindAccounts = accounts
@@ -459,10 +482,14 @@ public actor SyncEngine {
             } catch {
                 throw CycleFailure(error)
             }
-            // A result for a cycle stopped meanwhile is still stored (it is committed and correct),
-            // but the feed hears of it only from the current cycle.
-            guard isCurrent(tag) else { throw CycleFailure.stale }
             counters.messagesStored[account.description, default: 0] += fresh.count
+            // A batch committed for a cycle that went stale meanwhile (a stop, the grace ending, the
+            // network going) is stored all the same, so every tab is told, silently: nobody asked
+            // to hear of it now, and a tab that missed it would have a hole until it reloads.
+            guard isCurrent(tag) else {
+                if !fresh.isEmpty { emit(.messages(account: account, messages: fresh, delivery: .silent)) }
+                throw CycleFailure.stale
+            }
             for group in deliveries.grouped(fresh, of: account, declared: answer.delivery) {
                 emit(.messages(account: account, messages: group.messages, delivery: group.delivery))
             }
@@ -483,9 +510,8 @@ public actor SyncEngine {
     // MARK: Problems and status
 
     func raise(_ problem: EngineProblem) {
-        let events = problemBoard.raise(problem)
-        if case .problemRaised = events.last { log.info("problem: \(problem.kind.rawValue): \(problem.debug)") }
-        events.forEach(emit)
+        if !problemBoard.problems.contains(problem) { log.info("problem: \(problem.kind.rawValue): \(problem.debug)") }
+        problemBoard.raise(problem).forEach(emit)
     }
 
     private func clear(_ kind: EngineProblem.Kind) {

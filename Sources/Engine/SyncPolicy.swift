@@ -80,14 +80,22 @@ public struct SyncPolicy: Sendable, Equatable {
         reconcile()
     }
 
-    /// `POST /api/engine/start`.
+    /// `POST /api/engine/start`: a fresh start, so the first failure after it waits as a first
+    /// failure does, not as the tenth of the run before the stop.
     public mutating func start() -> [Action] {
+        var actions: [Action] = []
+        if !userEnabled {
+            failuresInARow = 0
+            quickExpiries = 0
+            actions.append(.resetAttemptCount)
+        }
         userEnabled = true
-        return reconcile()
+        return actions + reconcile()
     }
 
-    /// `POST /api/engine/stop`: connection problems end with it, nothing is being tried that could
-    /// fail; a pause because the upstream went back ends too (Start checks the upstream again).
+    /// `POST /api/engine/stop`: the problems of trying end with it (the connection's, the store's
+    /// refusing a write, the network being gone: nothing is being tried that could fail); a pause
+    /// because the upstream went back ends too (Start checks the upstream again).
     public mutating func stop() -> [Action] {
         userEnabled = false
         var actions: [Action] = []
@@ -96,9 +104,12 @@ public struct SyncPolicy: Sendable, Equatable {
             actions += [.forgetBehind, .clear([.upstreamBehind])]
         }
         actions += reconcile()
-        actions.append(.clear(EngineProblem.Kind.allCases.filter(\.isConnectionProblem)))
+        actions.append(.clear(Self.problemsOfTrying))
         return actions
     }
+
+    /// What can only be wrong while syncing is being tried.
+    static let problemsOfTrying = EngineProblem.Kind.allCases.filter { $0.isConnectionProblem || $0 == .storageFailure || $0 == .noInternet }
 
     /// Whether any dashboard tab is visible now; the grace period starts when the last one goes.
     public mutating func dashboardVisibility(_ visible: Bool) -> [Action] {
@@ -264,8 +275,10 @@ public struct SyncPolicy: Sendable, Equatable {
             waiting = false
             actions.append(.stopCycle)
         }
-        if !online { actions.append(.raiseNoInternet) }
-        actions.append(.show(paused ? .paused : (!online ? .offline : .stopped)))
+        // Stopped by the person says so whatever else stands in the way; offline is news only to
+        // someone who wants to sync and is not waiting on something else.
+        if userEnabled && !paused && !online { actions.append(.raiseNoInternet) }
+        actions.append(.show(!userEnabled ? .stopped : paused ? .paused : !online ? .offline : .stopped))
         return actions
     }
 }

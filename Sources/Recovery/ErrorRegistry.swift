@@ -2,12 +2,19 @@ import Foundation
 
 /// The one place open errors live, with their attempters and the attempts made on them.
 ///
+/// Which errors are open is decided here, by cause, and only by their owners: whoever raises a
+/// cause (the engine, through `raise` and `resolve`) opens and closes it. An attempt's answer
+/// updates an error whose cause is still open, and opens an error of its own making only while
+/// the error it came from is open (`UserFacingError.origin`); it never reopens a cause that was
+/// closed while the attempt ran. Closing an error closes those that came from it.
+///
 /// - A repeating cause (same `causeKey`) updates the open error instead of stacking copies.
 /// - An attempt lasts at least `minimumAttemptDuration` on the injected clock, so a retry that
 ///   fails at once shows progress instead of a flash, and at most `attemptDeadline`: an attempter
 ///   that has no outcome by then is cancelled and the attempt answers `failed` with that reason.
-/// - One attempt per error at a time; an `Idempotency-Key` seen before returns the first answer
-///   (for `replayWindow`) and runs nothing; the same key with another option is refused.
+/// - One attempt per error at a time. An `Idempotency-Key` is one click: the same key while its
+///   attempt runs joins it and gets its answer, the same key afterwards returns the first answer
+///   (for `replayWindow`) and runs nothing, and the same key with another option is refused.
 /// - An attempt that fails records why on the error (`lastFailedAttempt`), and the last
 ///   `historyLimit` errors with their attempts stay readable after they are resolved.
 public actor ErrorRegistry {
@@ -16,7 +23,14 @@ public actor ErrorRegistry {
         public var attemptID: String
         public var errorID: String
         public var optionID: String
-        public var result: AttemptResult
+        /// `recovered`, `failed` or `dismissed` (never `running`).
+        public var status: AttemptStatus
+        /// The error as it is open now, when the attempt left one open: the same one with the note of
+        /// this attempt, or the error it led to (a declined purchase). Nil when it closed, also when
+        /// its owner closed it while the attempt ran.
+        public var error: UserFacingError?
+        /// What the option did, in words, when it recovered or set the error aside.
+        public var summary: String?
     }
 
     public enum AttemptRefusal: Error, Sendable, Equatable {
@@ -38,9 +52,16 @@ public actor ErrorRegistry {
         var attempter: any RecoveryAttempter
     }
 
+    private struct Running {
+        var attempt: RunningAttempt
+        var idempotencyKey: String
+        /// Requests that came again with the same key while it runs (a network retry of the click).
+        var joiners: [CheckedContinuation<AttemptAnswer, Never>] = []
+    }
+
     private var open: [String: Entry] = [:]
     private var order: [String] = []
-    private var running: [String: RunningAttempt] = [:]
+    private var running: [String: Running] = [:]
     private var answers: [String: (answer: AttemptAnswer, at: ContinuousClock.Instant)] = [:]
     private var history: [ProblemRecord] = []
     private let presenter: any ErrorPresenter
@@ -63,13 +84,15 @@ public actor ErrorRegistry {
     }
 
     /// Opens `error`, or updates the open error with the same cause (keeping its id, its creation
-    /// time and, unless `error` brings its own, the note of its last failed attempt). Returns the error as open.
+    /// time, its origin and, unless `error` brings its own, the note of its last failed attempt).
+    /// Returns the error as open.
     @discardableResult
     public func raise(_ error: UserFacingError, attempter: any RecoveryAttempter) async -> UserFacingError {
         var error = error
-        if let existingID = order.first(where: { open[$0]?.error.causeKey == error.causeKey }), let existing = open[existingID] {
+        if let existing = openEntry(causeKey: error.causeKey) {
             error.id = existing.error.id
             error.createdAt = existing.error.createdAt
+            error.origin = error.origin ?? existing.error.origin
             if error.lastFailedAttempt == nil { error.lastFailedAttempt = existing.error.lastFailedAttempt }
             if existing.error == error { return error }
             updateRecord(error.id) { $0.title = error.title }
@@ -83,18 +106,22 @@ public actor ErrorRegistry {
         return error
     }
 
-    /// Closes the error with this cause, if open.
+    /// Closes the error with this cause, if open (and the errors that came from it).
     public func resolve(causeKey: String) async {
-        guard let id = order.first(where: { open[$0]?.error.causeKey == causeKey }) else { return }
-        await resolve(id: id)
+        guard let entry = openEntry(causeKey: causeKey) else { return }
+        await resolve(id: entry.error.id)
     }
 
+    /// Closes this error, if open, and the errors that came from it.
     public func resolve(id: String) async {
         guard let entry = open.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
         let at = now()
         updateRecord(id) { $0.resolvedAt = at }
         await presenter.dismiss(entry.error)
+        for child in order.compactMap({ open[$0]?.error }) where child.origin == entry.error.causeKey {
+            await resolve(id: child.id)
+        }
     }
 
     /// Open errors, oldest first.
@@ -108,7 +135,7 @@ public actor ErrorRegistry {
 
     /// The attempts running now, by error id.
     public func runningAttempts() -> [String: RunningAttempt] {
-        running
+        running.mapValues(\.attempt)
     }
 
     /// The last `historyLimit` errors, open or resolved, newest first, with their attempts.
@@ -116,72 +143,98 @@ public actor ErrorRegistry {
         history.reversed()
     }
 
-    /// Runs `optionID` on error `errorID`. See the type's documentation for the rules.
-    public func attempt(errorID: String, optionID: String, idempotencyKey: String) async throws(AttemptRefusal) -> AttemptAnswer {
+    /// Runs `optionID` on error `errorID` with `input`. See the type's documentation for the rules.
+    public func attempt(errorID: String, optionID: String, idempotencyKey: String,
+                        input: AttemptInput = AttemptInput()) async throws(AttemptRefusal) -> AttemptAnswer {
         forgetOldAnswers()
         if let previous = answers[idempotencyKey]?.answer {
             guard previous.optionID == optionID, previous.errorID == errorID else { throw .keyReusedForAnotherOption }
             return previous
         }
+        if let (runningErrorID, attempt) = running.first(where: { $0.value.idempotencyKey == idempotencyKey }) {
+            guard runningErrorID == errorID, attempt.attempt.optionID == optionID else { throw .keyReusedForAnotherOption }
+            return await withCheckedContinuation { running[errorID]?.joiners.append($0) }
+        }
         guard let entry = open[errorID] else { throw .unknownError }
         guard let option = entry.error.option(optionID) else { throw .unknownOption }
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
-        running[errorID] = RunningAttempt(attemptID: attemptID, optionID: optionID)
+        running[errorID] = Running(attempt: RunningAttempt(attemptID: attemptID, optionID: optionID), idempotencyKey: idempotencyKey)
         await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
                                                        status: .running))
 
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
         let clock = self.clock, minimum = minimumAttemptDuration
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
-        var result = await outcome(of: option, for: entry, before: attemptDeadline)
+        let result = await outcome(of: option, for: entry, input: input, before: attemptDeadline)
         await floor
-        var failureReason: String?
-        switch result {
-        case .recovered:
-            await resolve(id: errorID)
-        case .failed(var next):
-            if option.role != .cancel && next.causeKey == entry.error.causeKey {
-                next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: now(),
-                                                       reason: next.lastFailedAttempt?.reason ?? next.detail)
-            } else if next.causeKey != entry.error.causeKey {
-                // Another error now (a declined purchase): it says what happened itself; the
-                // attempt's reason goes to the history.
-                failureReason = next.lastFailedAttempt?.reason ?? next.detail
-                next.lastFailedAttempt = nil
-            }
-            let resolvedMeanwhile = next.id == errorID && open[errorID] == nil && !order.contains { open[$0]?.error.causeKey == next.causeKey }
-            // The same cause updates this error; another cause (a declined purchase) opens beside it,
-            // handled by the same attempter. An error the engine resolved meanwhile stays resolved.
-            result = .failed(resolvedMeanwhile ? next : await raise(next, attempter: entry.attempter))
-        }
-        running[errorID] = nil
-        let answer = AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: optionID, result: result)
+        let (answer, reason) = await settle(result, of: option, on: entry, attemptID: attemptID)
+
+        let joiners = running.removeValue(forKey: errorID)?.joiners ?? []
         answers[idempotencyKey] = (answer, ContinuousClock.now)
-        let succeeded: Bool
-        let summary: String?
-        if case .recovered(let said) = result { (succeeded, summary) = (true, said) } else { (succeeded, summary) = (false, nil) }
-        let reason: String? = if case .failed(let next) = result, option.role != .cancel { next.lastFailedAttempt?.reason ?? failureReason } else { nil }
         let at = now()
         updateRecord(errorID) {
-            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, recovered: succeeded, at: at, reason: reason,
-                                             summary: summary))
+            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: at, reason: reason,
+                                             summary: answer.summary))
         }
         await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
-                                                       status: succeeded ? .recovered : .failed, reason: reason, summary: summary))
+                                                       status: answer.status, reason: reason, summary: answer.summary))
+        joiners.forEach { $0.resume(returning: answer) }
         return answer
+    }
+
+    /// What an attempter's result means for the open errors, and the answer it makes; with the
+    /// reason it did not help, for the record.
+    private func settle(_ result: AttemptResult, of option: RecoveryOption, on entry: Entry,
+                        attemptID: String) async -> (AttemptAnswer, reason: String?) {
+        let errorID = entry.error.id
+        func answer(_ status: AttemptStatus, _ error: UserFacingError?, _ summary: String? = nil) -> AttemptAnswer {
+            AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, status: status, error: error, summary: summary)
+        }
+        switch result {
+        case .recovered(let summary):
+            await resolve(id: errorID)
+            return (answer(.recovered, nil, summary), nil)
+        case .setAside(let kept?, let summary) where kept.causeKey == entry.error.causeKey:
+            // Kept in another form (a banner), if its owner has not closed it meanwhile.
+            let shown = openEntry(causeKey: kept.causeKey) == nil ? nil : await raise(kept, attempter: entry.attempter)
+            return (answer(.dismissed, shown, summary), nil)
+        case .setAside(_, let summary):
+            await resolve(id: errorID)
+            return (answer(.dismissed, nil, summary), nil)
+        case .failed(var next):
+            let reason = next.lastFailedAttempt?.reason ?? next.detail
+            if next.causeKey == entry.error.causeKey {
+                next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: now(), reason: reason)
+            } else {
+                // Another error now (a declined purchase): it says what happened itself; the
+                // attempt's reason goes to the record.
+                next.lastFailedAttempt = nil
+            }
+            let shown: UserFacingError?
+            if openEntry(causeKey: next.causeKey) != nil {
+                shown = await raise(next, attempter: entry.attempter)
+            } else if next.causeKey != entry.error.causeKey, let origin = next.origin, openEntry(causeKey: origin) != nil {
+                // An error of the attempt's own making, beside the one it came from.
+                shown = await raise(next, attempter: entry.attempter)
+            } else {
+                // Its owner closed it while the attempt ran (or never opened it): an answer opens nothing.
+                shown = nil
+            }
+            return (answer(.failed, shown), reason)
+        }
     }
 
     /// Runs the option, or gives up after `deadline`: the attempter is then cancelled and the
     /// error as it stands now comes back with the reason. The attempt runs in a task of its own, so
     /// a page that goes away mid-attempt does not cancel what the person asked for (its answer is
     /// kept for the retry of that click).
-    private func outcome(of option: RecoveryOption, for entry: Entry, before deadline: Duration) async -> AttemptResult {
+    private func outcome(of option: RecoveryOption, for entry: Entry, input: AttemptInput, before deadline: Duration) async -> AttemptResult {
         enum Race: Sendable { case finished(AttemptResult), deadline }
         let clock = self.clock, attempter = entry.attempter, error = entry.error
         let race = await Task {
             await withTaskGroup(of: Race.self) { group in
-                group.addTask { .finished(await attempter.attempt(option, for: error)) }
+                group.addTask { .finished(await attempter.attempt(option, for: error, input: input)) }
                 group.addTask {
                     try? await clock.sleep(for: deadline)
                     return .deadline
@@ -199,6 +252,10 @@ public actor ErrorRegistry {
             let current = open[error.id]?.error ?? error
             return .failed(current.failing(because: "There was no outcome within \(seconds) seconds. Syncing goes on trying by itself."))
         }
+    }
+
+    private func openEntry(causeKey: String) -> Entry? {
+        order.lazy.compactMap { self.open[$0] }.first { $0.error.causeKey == causeKey }
     }
 
     private func updateRecord(_ errorID: String, _ change: (inout ProblemRecord) -> Void) {
@@ -226,10 +283,11 @@ public struct ProblemRecord: Sendable, Equatable {
 public struct AttemptRecord: Sendable, Equatable {
     public var optionID: String
     public var optionTitle: String
-    public var recovered: Bool
+    /// `recovered`, `failed` or `dismissed`.
+    public var status: AttemptStatus
     public var at: Date
     /// Why it did not help, when it did not.
     public var reason: String?
-    /// What it did, when it worked and the attempter said.
+    /// What it did, when it worked or set the error aside and the attempter said.
     public var summary: String?
 }

@@ -84,6 +84,9 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     /// The last attempt on this error that did not help, so the page can say so instead of showing
     /// the same view again.
     public var lastFailedAttempt: FailedAttempt?
+    /// The cause of the error an attempt made this one from (a declined purchase comes from out of
+    /// space): it closes with that error, and is never opened once that one is closed.
+    public var origin: String?
 
     public init(id: String = Self.makeID(), type: String, title: String, detail: String, suggestion: String,
                 presentation: Presentation, options: [RecoveryOption], debug: String, createdAt: Date,
@@ -133,22 +136,40 @@ public struct FailedAttempt: Sendable, Equatable {
     }
 }
 
-/// How an attempt ended.
+/// How an attempt ended, as its attempter tells it.
 public enum AttemptResult: Sendable, Equatable {
     /// The option worked; `summary` says what it did where that is worth telling
     /// ("Added 10 MB of storage: you now have 10.0 MB.").
     case recovered(summary: String?)
     /// The option did not help; `error` is what the user should see now.
     case failed(UserFacingError)
+    /// The person chose not to pursue it now, and that was done: `kept` is how the error stays
+    /// shown (Not now turns a view into a banner), nil when it closes (Stop syncing: nothing is
+    /// tried any more that could fail). `summary` says what was done ("You stopped syncing.").
+    case setAside(kept: UserFacingError?, summary: String)
 
     /// Recovered, with nothing more to say than that.
     public static var recovered: AttemptResult { .recovered(summary: nil) }
 }
 
+/// What the person gave with an attempt, beyond the option: the password an option asks for
+/// (`RecoveryOption.input`). It reaches the attempter only once the registry has accepted the
+/// attempt, so a refused attempt (unknown error, another one running) never uses it.
+public struct AttemptInput: Sendable, Equatable, CustomStringConvertible {
+    public var password: String?
+
+    public init(password: String? = nil) {
+        self.password = password
+    }
+
+    /// Never the password itself, wherever this is logged or interpolated.
+    public var description: String { password == nil ? "AttemptInput()" : "AttemptInput(password: <redacted>)" }
+}
+
 /// Runs the options of one kind of error. Asynchronous: an option may call the upstream.
 public protocol RecoveryAttempter: Sendable {
-    /// Runs `option` (one of `error.options`) and tells how it went.
-    func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult
+    /// Runs `option` (one of `error.options`) with what the person gave for it, and tells how it went.
+    func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult
 }
 
 /// Where raised and resolved errors are shown. The feed is one implementation; tests record.
@@ -163,11 +184,20 @@ extension ErrorPresenter {
     public func attemptChanged(_ progress: AttemptProgress) async {}
 }
 
+/// Where an attempt stands: running, or how it ended.
+public enum AttemptStatus: String, Sendable, Equatable {
+    case running
+    /// The error is over.
+    case recovered
+    /// It did not help.
+    case failed
+    /// The person set the error aside (Not now, Stop syncing): done as asked, not a failure.
+    case dismissed
+}
+
 /// An attempt as other windows see it.
 public struct AttemptProgress: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case running, recovered, failed
-    }
+    public typealias Status = AttemptStatus
 
     public var errorID: String
     public var attemptID: String
@@ -176,7 +206,7 @@ public struct AttemptProgress: Sendable, Equatable {
     public var status: Status
     /// Why it did not help, once it ended without helping.
     public var reason: String?
-    /// What it did, once it recovered, where the attempter said.
+    /// What it did, once it recovered or was set aside, where the attempter said.
     public var summary: String?
 
     public init(errorID: String, attemptID: String, optionID: String, optionTitle: String, status: Status, reason: String? = nil,

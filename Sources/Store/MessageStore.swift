@@ -458,9 +458,18 @@ public actor MessageStore {
         }
     }
 
-    public func addPurchasedBytes(_ bytes: Int64) throws(StoreError) {
+    /// Credits a purchase once per `idempotencyKey`, however often its answer comes (a retried
+    /// purchase that the upstream answers again). Returns whether it was credited now.
+    @discardableResult
+    public func addPurchasedBytes(_ bytes: Int64, idempotencyKey: String) throws(StoreError) -> Bool {
         do {
-            try connection.statement("UPDATE settings SET value = value + ?1 WHERE key = 'purchased_bytes'").run(.integer(bytes))
+            return try connection.transaction {
+                try connection.statement("INSERT OR IGNORE INTO purchases (idempotency_key, bytes) VALUES (?1, ?2)")
+                    .run(.text(idempotencyKey), .integer(bytes))
+                guard connection.changes == 1 else { return false }
+                try connection.statement("UPDATE settings SET value = value + ?1 WHERE key = 'purchased_bytes'").run(.integer(bytes))
+                return true
+            }
         } catch {
             throw Self.storeError(error, usage: usage, needed: 0)
         }

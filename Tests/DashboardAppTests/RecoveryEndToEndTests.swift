@@ -60,7 +60,8 @@ struct RecoveryEndToEndTests {
         #expect(await world.store.cursor(for: .primary) == nil, "nothing stored")
 
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
-        #expect(answer.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."),
+        #expect(answer.status == .recovered)
+        #expect(answer.summary == "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on.",
                 "2 KB plus the 10 MB bought")
         #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         let stored = try await world.store.messages(of: .primary, limit: 500).messages.map(\.id).sorted()
@@ -78,7 +79,8 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.publish(account: "primary", count: 10)
         let error = try await outOfSpace(world)
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
-        guard case .recovered(let summary?) = answer.result else { Issue.record("expected a recovery that says what it removed"); return }
+        #expect(answer.status == .recovered)
+        let summary = try #require(answer.summary, "a recovery that says what it removed")
         #expect(summary.hasPrefix("Removed the ") && summary.contains(" oldest messages ("), "\(summary)")
         #expect(try await until { await world.store.cursor(for: .primary) == "50" })
         let usage = await world.store.storageUsage()
@@ -94,14 +96,16 @@ struct RecoveryEndToEndTests {
         let error = try await outOfSpace(world)
         await world.simulator.simulator.setFaults(FaultSettings(mode: .decline))
         let declined = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
-        guard case .failed(let next) = declined.result else { Issue.record("expected a decline"); return }
+        #expect(declined.status == .failed)
+        let next = try #require(declined.error, "a decline")
         #expect(next.type == "/problems/purchase-declined")
         #expect(next.options.map(\.id) == ["try-again", "cancel"])
         #expect(await world.services.registry.openErrors().map(\.type) == ["/problems/out-of-space", "/problems/purchase-declined"])
 
         await world.simulator.simulator.setFaults(FaultSettings(mode: .none))
         let retried = try await world.services.registry.attempt(errorID: next.id, optionID: "try-again", idempotencyKey: "k2")
-        #expect(retried.result == .recovered(summary: "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on."))
+        #expect(retried.status == .recovered)
+        #expect(retried.summary == "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on.")
         #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         #expect(await world.simulator.simulator.stats().purchases == 1)
         await world.services.engine.stop()
@@ -112,7 +116,8 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.publish(account: "primary", count: 40)
         let error = try await outOfSpace(world)
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "c")
-        guard case .failed(let banner) = answer.result else { Issue.record("expected the error to stay"); return }
+        #expect(answer.status == .dismissed, "Not now is done as asked, not a failure")
+        let banner = try #require(answer.error, "the error stays")
         #expect(banner.id == error.id && banner.presentation == .banner)
         #expect(await world.services.engine.connectionStatus().state == .paused)
         await world.services.engine.stop()
@@ -134,7 +139,7 @@ struct RecoveryEndToEndTests {
     private func buySpace(_ world: World) async throws {
         let error = try await outOfSpace(world)
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: UUID().uuidString)
-        guard case .recovered = answer.result else { Issue.record("the purchase did not recover"); return }
+        guard answer.status == .recovered else { Issue.record("the purchase did not recover"); return }
     }
 
     @Test func fillStorageWorksWithTheUpstreamsQuotaBeforeAndAfterBuyingSpace() async throws {

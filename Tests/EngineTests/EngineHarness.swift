@@ -9,20 +9,25 @@ struct EngineHarness {
     let clock = ManualClock()
     let upstream: FakeUpstream
     let store: MessageStore
+    /// The store as the engine sees it: the same store, with a gate a test can close.
+    let gate: GatedStore
     let recorder = EventRecorder()
     let network = FakeNetwork()
     let engine: SyncEngine
 
     static let epoch = Date(timeIntervalSince1970: 1_800_000_000)
 
+    /// `online`: whether the network is up when the engine is made.
     init(options: EngineOptions = EngineOptions(alwaysOn: true), settings: FakeUpstream.Settings = FakeUpstream.Settings(),
-         seed: UInt64 = 1) throws {
+         seed: UInt64 = 1, online: Bool = true) throws {
         upstream = FakeUpstream(settings)
+        network.set(online: online)
         store = try MessageStore(location: .memory)
+        gate = GatedStore(store)
         let clock = self.clock
         let recorder = self.recorder
         engine = SyncEngine(
-            store: store, upstream: upstream, options: options,
+            store: gate, upstream: upstream, options: options,
             environment: EngineEnvironment(
                 clock: clock,
                 now: { Self.epoch.addingTimeInterval(Double(clock.now.offset.components.seconds)

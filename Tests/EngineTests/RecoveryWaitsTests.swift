@@ -82,7 +82,7 @@ struct RecoveryWaitsTests {
         #expect(problem.kind == .outOfSpace)
         #expect(await harness.engine.problems().map(\.kind) == [.outOfSpace], "open until a batch is stored")
 
-        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000)
+        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000, idempotencyKey: "k")
         let enough = Task { await harness.engine.resumeAndWait() }
         let again = await harness.upstream.next(.messages)
         #expect(again.cursors?.primaryAfter == 0)
@@ -97,7 +97,7 @@ struct RecoveryWaitsTests {
         await harness.engine.activate()
         await harness.upstream.next(.messages).succeed(answer(primary: Array(1...40), textLength: 50))
         _ = await harness.recorder.connectionState(.paused)
-        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000)
+        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000, idempotencyKey: "k")
         let waiting = Task { await harness.engine.resumeAndWait() }
         await harness.upstream.next(.messages).fail(.serverError(status: 503))
         guard case .notStored(let problem?) = await waiting.value else { Issue.record("expected a problem"); return }

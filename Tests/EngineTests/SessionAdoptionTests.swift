@@ -53,7 +53,7 @@ struct SessionAdoptionTests {
         let store = try MessageStore(location: .memory)
         _ = try await adopt(UpstreamSession(token: "t", primaryUserId: 1, linkedUserId: 2, storageQuotaBytes: 5000), store, quotaOverride: 800)
         _ = try await store.apply([message(1)], to: .linked, receivedAt: "now", cursor: "1")
-        try await store.addPurchasedBytes(1000)
+        try await store.addPurchasedBytes(1000, idempotencyKey: "k")
         let outcome = try await adopt(UpstreamSession(token: "t", primaryUserId: 1, linkedUserId: nil, storageQuotaBytes: 5000), store,
                                       quotaOverride: 800)
         #expect(describe(outcome.events) == ["unlinked 2", "storage quota 1800"])

@@ -224,7 +224,7 @@ struct SyncEngineTests {
         #expect(await harness.store.cursor(for: .primary) == "2", "the cursor did not move")
         #expect(harness.upstream.livePolls == 0, "paused: nothing is fetched")
 
-        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000)
+        await harness.engine.noteStoragePurchased(bytes: 1_000_000, newUpstreamQuota: 2_000_000, idempotencyKey: "k")
         await harness.engine.resume()
         let again = await harness.upstream.next(.messages)
         #expect(again.cursors?.primaryAfter == 2, "the same messages are fetched again")

@@ -62,8 +62,34 @@ struct SyncPolicyTests {
 
         var stopped = policy(alwaysOn: true)
         _ = stopped.activate()
-        #expect(stopped.stop() == [.stopCycle, .show(.stopped), .clear(connectionProblems)])
-        #expect(stopped.start() == [.startCycle(reconnect: false)])
+        #expect(stopped.stop() == [.stopCycle, .show(.stopped), .clear(SyncPolicy.problemsOfTrying)])
+        #expect(stopped.start() == [.resetAttemptCount, .startCycle(reconnect: false)])
+    }
+
+    @Test func stoppedByThePersonIsWhatIsShownWhateverElseStandsInTheWay() {
+        var offline = policy(alwaysOn: true, online: false)
+        _ = offline.activate()
+        #expect(offline.stop() == [.show(.stopped), .clear(SyncPolicy.problemsOfTrying)], "not Offline: the person stopped it")
+        #expect(SyncPolicy.problemsOfTrying.contains(.noInternet) && SyncPolicy.problemsOfTrying.contains(.storageFailure))
+        #expect(offline.start() == [.resetAttemptCount, .raiseNoInternet, .show(.offline)], "Start while offline says offline again")
+
+        var paused = policy(alwaysOn: true)
+        _ = paused.activate()
+        _ = paused.paused(by: EngineProblem(kind: .outOfSpace, debug: "quota"))
+        #expect(paused.stop() == [.show(.stopped), .clear(SyncPolicy.problemsOfTrying)], "not Paused: the person stopped it")
+        #expect(paused.start() == [.resetAttemptCount, .show(.paused)], "the pause is still there after Start")
+    }
+
+    @Test func startBeginsWithAFreshFailureCount() {
+        var policy = policy(alwaysOn: true)
+        _ = policy.activate()
+        for attempt in 1...3 {
+            #expect(policy.tryFailed(nil, atLeast: .zero).last == .wait(attempt: attempt, atLeast: .zero))
+            _ = policy.waitEnded()
+        }
+        _ = policy.stop()
+        _ = policy.start()
+        #expect(policy.tryFailed(nil, atLeast: .zero).last == .wait(attempt: 1, atLeast: .zero), "the first failure after Start waits as a first")
     }
 
     // MARK: Failures and waits
@@ -182,9 +208,9 @@ struct SyncPolicyTests {
         var policy = policy(alwaysOn: true)
         _ = policy.activate()
         _ = policy.paused(by: EngineProblem(kind: .upstreamBehind, debug: "newest id 2"))
-        #expect(policy.stop() == [.forgetBehind, .clear([.upstreamBehind]), .show(.stopped), .clear(connectionProblems)])
+        #expect(policy.stop() == [.forgetBehind, .clear([.upstreamBehind]), .show(.stopped), .clear(SyncPolicy.problemsOfTrying)])
         #expect(!policy.paused)
-        #expect(policy.start() == [.startCycle(reconnect: false)], "Start checks the upstream again")
+        #expect(policy.start() == [.resetAttemptCount, .startCycle(reconnect: false)], "Start checks the upstream again")
     }
 
     // MARK: Any order

@@ -24,7 +24,7 @@ final class ScriptedAttempter: RecoveryAttempter {
         self.answer = answer
     }
 
-    func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult {
+    func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
         runs.withLock { $0.append(option.id) }
         return await answer(option, error)
     }
@@ -65,7 +65,8 @@ struct ErrorRegistryTests {
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
         let failed = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k1")
-        guard case .failed(let next) = failed.result else { Issue.record("expected failed"); return }
+        #expect(failed.status == .failed)
+        let next = try #require(failed.error)
         #expect(next.id == error.id && next.debug == "still 500")
         _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "k2")
         #expect(await registry.openErrors().isEmpty)
@@ -86,7 +87,7 @@ struct ErrorRegistryTests {
         clock.advance(by: .milliseconds(399))
         #expect(await registry.openErrors().count == 1, "but the answer waits")
         clock.advance(by: .milliseconds(1))
-        #expect(try await attempt.value.result == .recovered)
+        #expect(try await attempt.value.status == .recovered)
     }
 
     @Test func aReplayedKeyReturnsTheFirstAnswerAndRunsNothing() async throws {
@@ -119,7 +120,7 @@ struct ErrorRegistryTests {
             _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
         }
         open.yield()
-        #expect(try await running.value.result == .recovered)
+        #expect(try await running.value.status == .recovered)
         #expect(attempter.count == 1, "a double click never runs an option twice")
     }
 
@@ -128,7 +129,8 @@ struct ErrorRegistryTests {
         let attempter = ScriptedAttempter { _, error in .failed(error.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
         let answer = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k1")
-        guard case .failed(let shown) = answer.result else { Issue.record("expected failed"); return }
+        #expect(answer.status == .failed)
+        let shown = try #require(answer.error)
         #expect(shown.lastFailedAttempt == FailedAttempt(optionID: "try-again", optionTitle: "Try again", at: Date(timeIntervalSince1970: 1000),
                                                          reason: "still 500"))
         // The engine raising the same cause again (without a note) keeps the note.
@@ -157,7 +159,8 @@ struct ErrorRegistryTests {
         #expect(await registry.runningAttempts()[error.id]?.optionID == "try-again")
         clock.advance(by: .seconds(1))
         let answer = try await attempt.value
-        guard case .failed(let shown) = answer.result else { Issue.record("expected failed"); return }
+        #expect(answer.status == .failed)
+        let shown = try #require(answer.error)
         #expect(shown.lastFailedAttempt?.reason.contains("30 seconds") == true)
         #expect(cancelled.withLock { $0 }, "the attempter was cancelled")
         #expect(await registry.runningAttempts().isEmpty, "other clicks are not refused any longer")
@@ -176,9 +179,9 @@ struct ErrorRegistryTests {
         while attempter.count == 0 { await Task.yield() }
         caller.cancel()
         open.yield()
-        #expect(try await caller.value.result == .recovered)
+        #expect(try await caller.value.status == .recovered)
         let replay = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k")
-        #expect(replay.result == .recovered, "the retried click gets the answer")
+        #expect(replay.status == .recovered, "the retried click gets the answer")
     }
 
     @Test func recentProblemsKeepResolvedErrorsAndTheirAttemptsNewestFirst() async throws {
@@ -202,7 +205,165 @@ struct ErrorRegistryTests {
         let record = try #require(await small.recentProblems().first)
         #expect(record.resolvedAt != nil)
         #expect(record.attempts.map(\.optionID) == ["try-again", "cancel"])
-        #expect(record.attempts.map(\.recovered) == [false, true])
+        #expect(record.attempts.map(\.status) == [.failed, .recovered])
         #expect(record.attempts.first?.reason == "no")
+    }
+
+    // MARK: One owner decides what is open
+
+    @Test func anAnswerAfterTheFloorNeverReopensACauseItsOwnerClosedMeanwhile() async throws {
+        let registry = registry(.milliseconds(400))
+        // Try again's answer: a fresh error (new id) of the same cause, built before the floor is over.
+        let attempter = ScriptedAttempter { _, error in
+            var fresh = error.failing(because: "still refused")
+            fresh.id = UserFacingError.makeID()
+            return .failed(fresh)
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        await clock.waitForSleepers(2)
+        while attempter.count == 0 { await Task.yield() }
+        await registry.resolve(causeKey: error.causeKey)  // the engine reconnected meanwhile
+        clock.advance(by: .milliseconds(400))
+        let answer = try await attempt.value
+        #expect(answer.status == .failed, "that try did fail")
+        #expect(answer.error == nil, "but there is nothing open to show")
+        #expect(await registry.openErrors().isEmpty, "closed stays closed")
+        #expect(presenter.entries == ["present /problems/upstream-error banner", "dismiss /problems/upstream-error"])
+    }
+
+    @Test func aCauseRaisedAgainByItsOwnerMeanwhileTakesTheAnswersNote() async throws {
+        let registry = registry()
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let attempter = ScriptedAttempter { _, error in
+            for await _ in gate { break }
+            return .failed(error.failing(because: "still 500"))
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        while attempter.count == 0 { await Task.yield() }
+        await registry.resolve(causeKey: error.causeKey)
+        let again = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        open.yield()
+        let answer = try await attempt.value
+        #expect(answer.error?.id == again.id, "the cause is open again: the answer updates that error")
+        #expect(await registry.openErrors().map(\.id) == [again.id])
+        #expect(await registry.error(id: again.id)?.lastFailedAttempt?.reason == "still 500")
+    }
+
+    @Test func anErrorAnAttemptMadeClosesWithTheErrorItCameFrom() async throws {
+        let registry = registry()
+        let attempter = ScriptedAttempter { option, error in
+            guard option.id == "try-again", error.type == "/problems/out-of-space" else { return .recovered }
+            var declined = sampleError("/problems/purchase-declined")
+            declined.origin = error.causeKey
+            return .failed(declined)
+        }
+        let full = await registry.raise(sampleError("/problems/out-of-space"), attempter: attempter)
+        let answer = try await registry.attempt(errorID: full.id, optionID: "try-again", idempotencyKey: "buy")
+        let declined = try #require(answer.error)
+        #expect(declined.type == "/problems/purchase-declined")
+        #expect(await registry.openErrors().map(\.type) == ["/problems/out-of-space", "/problems/purchase-declined"])
+        await registry.resolve(causeKey: full.causeKey)  // another window freed space
+        #expect(await registry.openErrors().isEmpty, "the declined purchase went with it: its Try again would buy space nobody needs")
+        await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
+            _ = try await registry.attempt(errorID: declined.id, optionID: "try-again", idempotencyKey: "again")
+        }
+    }
+
+    @Test func anErrorAnAttemptMakesIsNotOpenedWhenWhatItCameFromClosedMeanwhile() async throws {
+        let registry = registry()
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let attempter = ScriptedAttempter { _, error in
+            for await _ in gate { break }
+            var declined = sampleError("/problems/purchase-declined")
+            declined.origin = error.causeKey
+            return .failed(declined)
+        }
+        let full = await registry.raise(sampleError("/problems/out-of-space"), attempter: attempter)
+        let attempt = Task { try await registry.attempt(errorID: full.id, optionID: "try-again", idempotencyKey: "buy") }
+        while attempter.count == 0 { await Task.yield() }
+        await registry.resolve(causeKey: full.causeKey)
+        open.yield()
+        #expect(try await attempt.value.error == nil)
+        #expect(await registry.openErrors().isEmpty)
+    }
+
+    // MARK: One click, one attempt
+
+    @Test func theSameKeyWhileItsAttemptRunsJoinsItAndGetsItsAnswer() async throws {
+        let registry = registry()
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let attempter = ScriptedAttempter { _, error in
+            for await _ in gate { break }
+            return .failed(error.failing(because: "still 500"))
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let click = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "click") }
+        while attempter.count == 0 { await Task.yield() }
+        // The page's network retry of the same click, while the attempt still runs.
+        let retry = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "click") }
+        await #expect(throws: ErrorRegistry.AttemptRefusal.keyReusedForAnotherOption) {
+            _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "click")
+        }
+        await #expect(throws: ErrorRegistry.AttemptRefusal.attemptRunning, "another click is another attempt: refused while one runs") {
+            _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "another click")
+        }
+        open.yield()
+        let (first, second) = (try await click.value, try await retry.value)
+        #expect(first == second, "the retry got the click's answer")
+        #expect(first.status == .failed)
+        #expect(attempter.count == 1, "and ran nothing")
+    }
+
+    // MARK: Setting aside is not failing
+
+    @Test func anErrorSetAsideIsDismissedWithWhatWasDoneNotFailed() async throws {
+        let registry = registry()
+        let attempter = ScriptedAttempter { option, error in
+            if option.id == "cancel" { return .setAside(kept: nil, summary: "You stopped syncing.") }
+            var banner = error
+            banner.presentation = .toast
+            return .setAside(kept: banner, summary: "Hidden for now.")
+        }
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let hidden = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "a")
+        #expect(hidden.status == .dismissed && hidden.summary == "Hidden for now.")
+        #expect(await registry.error(id: error.id)?.presentation == .toast, "kept, in the quieter form")
+        #expect(await registry.error(id: error.id)?.lastFailedAttempt == nil, "no failure noted")
+        let stopped = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
+        #expect(stopped.status == .dismissed && stopped.error == nil)
+        #expect(await registry.openErrors().isEmpty)
+        let record = try #require(await registry.recentProblems().first)
+        #expect(record.attempts.map(\.status) == [.dismissed, .dismissed])
+        #expect(record.attempts.map(\.summary) == ["Hidden for now.", "You stopped syncing."])
+        #expect(record.attempts.allSatisfy { $0.reason == nil }, "neither \"did not help\"")
+        #expect(presenter.attemptStatuses == [.running, .dismissed, .running, .dismissed])
+    }
+
+    // MARK: What the person gave
+
+    @Test func theInputReachesTheAttempterOnlyWithAnAcceptedAttempt() async throws {
+        let registry = registry()
+        final class InputAttempter: RecoveryAttempter {
+            let received = Mutex<[AttemptInput]>([])
+            func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
+                received.withLock { $0.append(input) }
+                return .failed(error.failing(because: "no"))
+            }
+        }
+        let attempter = InputAttempter()
+        let error = await registry.raise(sampleError(), attempter: attempter)
+        let typed = AttemptInput(password: "hunter2")
+        await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
+            _ = try await registry.attempt(errorID: "e-gone", optionID: "try-again", idempotencyKey: "a", input: typed)
+        }
+        await #expect(throws: ErrorRegistry.AttemptRefusal.unknownOption) {
+            _ = try await registry.attempt(errorID: error.id, optionID: "sign-in", idempotencyKey: "b", input: typed)
+        }
+        #expect(attempter.received.withLock { $0 }.isEmpty, "refused attempts never use what was typed")
+        _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "c", input: typed)
+        #expect(attempter.received.withLock { $0 } == [typed])
+        #expect(!"\(typed)".contains("hunter2"), "never in a log line")
     }
 }

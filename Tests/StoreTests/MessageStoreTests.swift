@@ -229,12 +229,20 @@ struct MessageStoreTests {
         #expect(removed.messageIDs[.primary] == nil, "archived ones are not on the page")
     }
 
-    @Test func purchasedBytesAreKeptInTheFile() async throws {
-        let store = try open()
-        #expect(try await store.purchasedBytes() == 0)
-        try await store.addPurchasedBytes(10_000_000)
-        try await store.addPurchasedBytes(5)
-        #expect(try await store.purchasedBytes() == 10_000_005)
+    @Test func eachPurchaseIsCreditedOncePerKeyAcrossAReopen() async throws {
+        do {
+            let store = try open()
+            #expect(try await store.purchasedBytes() == 0)
+            #expect(try await store.addPurchasedBytes(10_000_000, idempotencyKey: "a"))
+            #expect(try await store.addPurchasedBytes(5, idempotencyKey: "b"))
+            #expect(try await !store.addPurchasedBytes(10_000_000, idempotencyKey: "a"), "the same purchase answered again")
+            #expect(try await store.purchasedBytes() == 10_000_005)
+            await store.close()
+        }
+        let reopened = try open()
+        #expect(try await reopened.purchasedBytes() == 10_000_005, "kept in the file")
+        #expect(try await !reopened.addPurchasedBytes(5, idempotencyKey: "b"), "and which keys were credited, too")
+        #expect(try await reopened.purchasedBytes() == 10_000_005)
     }
 
     // MARK: Linked account

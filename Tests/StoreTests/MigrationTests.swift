@@ -34,7 +34,12 @@ struct MigrationTests {
                 try connection.statement("INSERT INTO cursors (account, last_id) VALUES (0, 2), (1, 11)").run()
             }
         }
-        if version >= 2 {
+        if version >= 8 {
+            try connection.statement("""
+                INSERT INTO chats (account, chat_id, message_count, last_message_id, last_message_at)
+                VALUES (0, 5, 2, 2, '2026-01-01T00:00:00.000Z'), (1, 5, 2, 11, '2026-01-01T00:00:00.000Z')
+                """).run()
+        } else if version >= 2 {
             try connection.statement("INSERT INTO chats (account, chat_id, message_count, last_message_id) VALUES (0, 5, 2, 2), (1, 5, 2, 11)").run()
         }
         if version >= 3 {

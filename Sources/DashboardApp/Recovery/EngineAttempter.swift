@@ -35,13 +35,13 @@ struct EngineAttempter: RecoveryAttempter {
         return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil, canBuySpace: features.sellsStorage)
     }
 
-    func attempt(_ option: RecoveryOption, for error: UserFacingError) async -> AttemptResult {
+    func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
         switch (error.type, option.id) {
         case ("/problems/out-of-space", "cancel"):
             // The view goes; the engine stays paused and the banner keeps a way back to the options.
             var banner = error
             banner.presentation = .banner
-            return .failed(banner)
+            return .setAside(kept: banner, summary: "Hidden for now; syncing stays paused until there is room.")
         case ("/problems/out-of-space", "free-space"):
             return await freeSpace(error)
         case ("/problems/out-of-space", "try-again"):
@@ -50,25 +50,35 @@ struct EngineAttempter: RecoveryAttempter {
         case ("/problems/out-of-space", "buy-space"), ("/problems/purchase-declined", "try-again"):
             return await buySpace(error)
         case ("/problems/purchase-declined", "cancel"):
-            return .recovered
+            return .setAside(kept: nil, summary: "Nothing was bought.")
         case ("/problems/token-refused", "sign-in"):
-            // The route handed the typed password to the upstream before this attempt.
-            if await engine.retryAndWait() { return .recovered }
-            (engine.upstreamAPI as? any PasswordSignIn)?.withdrawTypedPassword()
-            return .failed(error.failing(because: "The homeserver did not accept the password, or could not be reached."))
+            return await signIn(error, password: input.password)
         case ("/problems/upstream-behind", "resync"):
             if await engine.resyncFromServer() { return .recovered }
             return .failed(await currentError(replacing: error))
         case (_, "cancel"):
-            // Cancel on a connection or storage problem: stop trying. The banner offers Start syncing.
+            // On a connection or storage problem: stop trying, so nothing is left that could fail.
+            // The banner offers Start syncing.
             await engine.stop()
-            return .recovered
+            return .setAside(kept: nil, summary: "You stopped syncing.")
         case (_, "try-again"):
             if await engine.retryAndWait() { return .recovered }
             return .failed(await currentError(replacing: error))
         default:
             return .failed(error.failing(because: "This option does not apply here."))
         }
+    }
+
+    /// Hands the typed password to the upstream for its next session, tries, and takes the
+    /// password back when the try did not get through, so it is never used for a later sign-in.
+    private func signIn(_ error: UserFacingError, password: String?) async -> AttemptResult {
+        guard let signIn = engine.upstreamAPI as? any PasswordSignIn, let password else {
+            return .failed(error.failing(because: "Signing in again needs the account's password."))
+        }
+        signIn.signInAgain(password: password)
+        if await engine.retryAndWait() { return .recovered }
+        signIn.withdrawTypedPassword()
+        return .failed(error.failing(because: "The homeserver did not accept the password, or could not be reached."))
     }
 
     /// The error to show after a failed try: the engine's current problem (it may be another kind
@@ -109,22 +119,34 @@ struct EngineAttempter: RecoveryAttempter {
         let needed = shown.extensions["neededBytes"] ?? 0
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = shown.attemptContext["purchaseKey"] ?? "buy-space-" + shown.id
+        let token: String
+        do {
+            token = try await engine.tokenForCall()
+        } catch {
+            // No session, so the purchase was never sent.
+            var failed = shown
+            failed.debug = "no session for the purchase: \(error)"
+            return .failed(failed.failing(because: "The chat service could not be reached to buy space. Nothing was sent, so nothing was charged."))
+        }
         let effective: Int64
         do {
-            let token = try await engine.tokenForCall()
             let quota = try await engine.upstreamAPI.purchaseStorage(token: token, bytes: bytes, idempotencyKey: key)
-            effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota)
+            effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota, idempotencyKey: key)
             log.info("bought \(bytes) bytes; quota now \(effective)")
         } catch .paymentDeclined {
             var declined = ErrorCatalog.purchaseDeclined(bytes: bytes, debug: "402 from the upstream for key \(key)", at: now())
-            // Retrying the declined purchase uses the very same key.
+            // Retrying the declined purchase uses the very same key; it closes with the error it came from.
             declined.attemptContext["purchaseKey"] = key
             declined.extensions["neededBytes"] = needed
+            declined.origin = shown.origin ?? shown.causeKey
             return .failed(declined)
         } catch {
+            // No answer (or not one that says): the purchase may have gone through. The same key
+            // again cannot charge twice, so trying again is safe and tells.
             var failed = shown
-            failed.debug = "purchase failed: \(error)"
-            return .failed(failed.failing(because: "The chat service could not be reached to buy space. Nothing was charged."))
+            failed.debug = "purchase under key \(key): \(error)"
+            failed.attemptContext["purchaseKey"] = key
+            return .failed(failed.failing(because: ErrorCatalog.purchaseOutcomeUnknown))
         }
         let bought = "Added \(ErrorCatalog.megabytes(bytes)) of storage: you now have \(ErrorCatalog.megabytes(effective))"
         let outcome = await storeWaitingBatch(shown: shown, after: bought)

@@ -6,9 +6,14 @@ import Store
 
 /// The concrete recoverable errors of CONTRACT section 6: neutral words for people, the cause in `debug`.
 ///
-/// Cancel on a connection problem stops syncing (the banner then offers Start syncing); the
-/// suggestions say so, so the words match what the buttons do.
+/// The cancelling option of a connection or storage problem stops syncing and is titled so
+/// ("Stop syncing"; the banner then offers Start syncing), so the words match what it does.
 enum ErrorCatalog {
+    /// A purchase whose answer never came (a cut connection, a timeout, an error status): it may
+    /// have gone through, and only the same key again can tell without charging twice.
+    static let purchaseOutcomeUnknown = "The chat service's answer to the purchase did not arrive, so it is not known whether it went through. "
+        + "Trying again is safe: it repeats the same purchase, which is never charged twice."
+
     /// - Parameters:
     ///   - canBuySpace: the upstream sells storage (Buy more space is offered).
     ///   - signsIn: the upstream takes a password (a refused session offers Sign in again).
@@ -18,18 +23,18 @@ enum ErrorCatalog {
         case .upstreamError:
             UserFacingError(type: "/problems/upstream-error", title: "The chat server is having trouble",
                              detail: "It answered with an error, so new messages cannot be fetched right now.",
-                             suggestion: "This usually passes by itself: syncing retries on its own, or try again now. Cancel stops syncing.",
-                             presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "This usually passes by itself: syncing retries on its own, or try again now.",
+                             presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .badResponse:
             UserFacingError(type: "/problems/bad-response", title: "The chat server's answer could not be read",
                              detail: "Something answered in place of the chat server, or its answer was cut short.",
-                             suggestion: "If this network asks you to sign in, do that first. Syncing retries on its own; Cancel stops it.",
-                             presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "If this network asks you to sign in, do that first. Syncing retries on its own.",
+                             presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .unreachable:
             UserFacingError(type: "/problems/upstream-unreachable", title: "The chat server cannot be reached",
                              detail: "The connection to it failed or was cut.",
-                             suggestion: "Syncing retries on its own; you can also try again now. Cancel stops syncing.",
-                             presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "Syncing retries on its own; you can also try again now.",
+                             presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .noInternet:
             UserFacingError(type: "/problems/no-internet", title: "You are offline",
                              detail: "This computer has no network connection at the moment.",
@@ -40,18 +45,18 @@ enum ErrorCatalog {
         case .tokenRefused where signsIn:
             UserFacingError(type: "/problems/token-refused", title: "Sign in to the homeserver again",
                              detail: "The homeserver no longer accepts this dashboard's session: it was signed out elsewhere, or the password changed.",
-                             suggestion: "Sign in again with the account's password. It is used once to get a new session and is not stored. Cancel stops syncing.",
-                             presentation: .alert, options: [.signIn, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "Sign in again with the account's password. It is used once to get a new session and is not stored.",
+                             presentation: .alert, options: [.signIn, .stopSyncing], debug: problem.debug, createdAt: date)
         case .tokenRefused:
             UserFacingError(type: "/problems/token-refused", title: "The chat server did not accept the session",
                              detail: "It refused a freshly issued session, so no messages can be fetched.",
-                             suggestion: "Syncing keeps trying on its own, less often each time. Try again now, or cancel to stop syncing.",
-                             presentation: .alert, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "Syncing keeps trying on its own, less often each time. Try again now, or stop syncing.",
+                             presentation: .alert, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .anotherPoller:
             UserFacingError(type: "/problems/another-poller", title: "Syncing continues somewhere else",
                              detail: "Another window or device using the same session took over fetching messages.",
-                             suggestion: "Try again to take over here, or cancel to leave syncing to the other one.",
-                             presentation: .banner, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "Try again to take over here, or stop syncing here to leave it to the other one.",
+                             presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .upstreamBehind:
             UserFacingError(type: "/problems/upstream-behind", title: "The chat server has fewer messages than this computer",
                              detail: "Its newest message is older than the newest one stored here. It may have been reset or restored from a backup, or another account answers at its address.",
@@ -60,8 +65,8 @@ enum ErrorCatalog {
         case .storageFailure:
             UserFacingError(type: "/problems/storage-failure", title: "Messages cannot be saved",
                              detail: "The local copy on this computer could not be written.",
-                             suggestion: "Try again. If it keeps happening, check the disk the dashboard stores its data on. Cancel stops syncing.",
-                             presentation: .alert, options: [.tryAgain, .cancel], debug: problem.debug, createdAt: date)
+                             suggestion: "Try again. If it keeps happening, check the disk the dashboard stores its data on.",
+                             presentation: .alert, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         }
     }
 

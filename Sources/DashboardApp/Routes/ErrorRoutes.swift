@@ -23,15 +23,17 @@ struct ErrorRoutes {
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             return Problem(status: .badRequest, detail: "The body must be {\"option\": \"<option id>\"}.").response
         }
-        if body.option == RecoveryOption.signIn.id, let signIn = services.engine.upstreamAPI as? any PasswordSignIn {
+        var input = AttemptInput()
+        if body.option == RecoveryOption.signIn.id, services.engine.upstreamAPI is any PasswordSignIn {
             guard let password = body.password, !password.isEmpty, password.utf8.count <= 1024 else {
                 return Problem(status: .badRequest, detail: "Signing in again needs the account's password as \"password\".").response
             }
-            signIn.signInAgain(password: password)
+            // It travels inside the attempt: used only if the registry accepts the attempt.
+            input.password = password
         }
         let answer: ErrorRegistry.AttemptAnswer
         do {
-            answer = try await services.registry.attempt(errorID: errorID, optionID: body.option, idempotencyKey: key)
+            answer = try await services.registry.attempt(errorID: errorID, optionID: body.option, idempotencyKey: key, input: input)
         } catch {
             switch error {
             case .unknownError:
@@ -60,15 +62,9 @@ struct AttemptBody: Encodable, Sendable {
 
     init(_ answer: ErrorRegistry.AttemptAnswer) {
         attemptId = answer.attemptID
-        switch answer.result {
-        case .recovered(let said):
-            status = "recovered"
-            error = nil
-            summary = said
-        case .failed(let next):
-            status = "failed"
-            error = ErrorBody(next)
-        }
+        status = answer.status.rawValue
+        error = answer.error.map { ErrorBody($0) }
+        summary = answer.summary
     }
 
     enum CodingKeys: String, CodingKey { case attemptId, status, error, summary }
@@ -82,7 +78,8 @@ struct AttemptBody: Encodable, Sendable {
     }
 }
 
-/// An `attempt` event: `running` when it starts, then `recovered` or `failed` (with the reason).
+/// An `attempt` event: `running` when it starts, then `recovered`, `failed` (with the reason) or
+/// `dismissed` (set aside as the person asked: Not now, Stop syncing; with what was done).
 struct AttemptEvent: Encodable, Sendable {
     var errorId: String
     var attemptId: String

@@ -20,6 +20,8 @@ struct MetricsRoutes {
         var metrics = PrometheusText()
         metrics.gauge("lp_engine_active_cycles", "Sync cycles current now (0 or 1).", Double(status.activeCycles))
         metrics.counter("lp_engine_stale_results_dropped_total", "Results that arrived for a cycle no longer current.", engine.staleResultsDropped)
+        metrics.counter("lp_engine_second_polls_refused_total", "Long polls refused because another was in flight (never expected: a guard).",
+                        engine.secondPollsRefused)
         metrics.counter("lp_engine_cycles_started_total", "Sync cycles started.", engine.cyclesStarted)
         metrics.counter("lp_engine_reconnects_total", "Cycles started again after a failure.", engine.reconnects)
         metrics.counter("lp_engine_token_refreshes_total", "Silent token refreshes after a 401.", engine.tokenRefreshes)

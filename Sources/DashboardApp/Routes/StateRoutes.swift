@@ -125,7 +125,7 @@ struct ProblemRecordBody: Encodable, Sendable {
         raisedAt = Timestamp.string(record.raisedAt)
         resolvedAt = record.resolvedAt.map(Timestamp.string)
         attempts = record.attempts.map {
-            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.recovered ? "recovered" : "failed", at: Timestamp.string($0.at), reason: $0.reason,
+            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.status.rawValue, at: Timestamp.string($0.at), reason: $0.reason,
                     summary: $0.summary)
         }
     }

@@ -112,6 +112,15 @@ enum Migrations {
             (SELECT sent_at FROM messages m WHERE m.account = chats.account AND m.id = chats.last_message_id),
             (SELECT max(sent_at) FROM messages m WHERE m.account = chats.account AND m.chat_id = chats.chat_id));
         """,
+        // 9: the purchases credited to a `--quota` override, by their idempotency key, so that a
+        // purchase whose answer comes twice (a retried click replayed by the upstream) counts once,
+        // across restarts too. What was bought before is in `purchased_bytes` already.
+        """
+        CREATE TABLE purchases (
+            idempotency_key TEXT PRIMARY KEY,
+            bytes           INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// Work a step does after its SQL, in its transaction, with lines for the log.
