@@ -15,8 +15,10 @@ import {
 import { chatMarkedRead, chatsChanged, chatsHeard, offerLinked, refreshChats, wireChats } from "./chats.js";
 import { attemptEnded, problemRaised, problemResolved, resetProblems } from "./history.js";
 import { MessageList } from "./messagelist.js";
+import { markIfBusy, withProgress } from "./progress.js";
 import { startPolling } from "./poll.js";
 import { wireSearch } from "./search.js";
+import { decideNotice, keepForLater, startTabs, takeKept } from "./tabs.js";
 import { messagesToast, toast } from "./toasts.js";
 import {
   element, formatBytes, hideBanner, recordHistory, renderStorage, showAge, showBanner, showLinkedPane, showReadFailure, showStatus,
@@ -42,8 +44,8 @@ const state = {
   resolved: new Set(),
   /** Scroll-back per account: a page is loading, or the last load failed (no automatic retry). */
   older: { primary: { loading: false, failed: false }, linked: { loading: false, failed: false } },
-  /** Notifying messages that arrived while this tab was hidden, summed up when it is shown. */
-  away: { count: 0, last: null },
+  /** Messages this tab told of with system notifications since it was last seen (their count). */
+  notified: 0,
   /** When this page last saw the engine get an answer (a messages event is one too). */
   lastAnswerAt: 0,
   /** The connection has been in trouble since it was last live: the banner stays until then. */
@@ -202,28 +204,34 @@ function setConnection(connection) {
   if (!Number.isNaN(success)) state.lastAnswerAt = Math.max(state.lastAnswerAt, success);
 }
 
+/** Adds messages to their pane; those that notify are told once across all the dashboard's
+ *  tabs (tabs.js): a toast in a visible tab, else one tab's system notification, else a summary
+ *  for whichever tab the person sees next. */
 function addMessages(account, messages, notify, caughtUp) {
   const fresh = messages.filter((message) => !lists[account].has(message.id));
   lists[account].add(messages.map((message) => ({ ...message, account })));
   if (!notify || fresh.length === 0) return;
-  const last = fresh.at(-1);
-  if (document.visibilityState !== "visible") {
-    // Nobody sees toasts in a hidden tab: sum them up for when it is shown again.
-    state.away.count += fresh.length;
-    state.away.last = last;
+  const { action, fresh: untold } = decideNotice(account, fresh.map((message) => message.id));
+  const told = fresh.filter((message) => untold.includes(message.id));
+  const last = told.at(-1);
+  if (action === "toast") {
+    messagesToast(told.length, last, { away: caughtUp });
+  } else if (action === "notify") {
     if ("Notification" in window && Notification.permission === "granted") {
-      const count = state.away.count;
+      state.notified += told.length;
+      const count = state.notified;
       new Notification(count === 1 ? `New message from ${last.sender}` : `${count} new messages`, { body: last.text, tag: "lp-messages" });
+    } else {
+      keepForLater(told.length, last);
     }
-    return;
   }
-  messagesToast(fresh.length, last, { away: caughtUp });
 }
 
 document.addEventListener("visibilitychange", () => {
-  if (document.visibilityState !== "visible" || state.away.count === 0) return;
-  messagesToast(state.away.count, state.away.last, { away: true });
-  state.away = { count: 0, last: null };
+  if (document.visibilityState !== "visible") return;
+  state.notified = 0;
+  const kept = takeKept();
+  if (kept) messagesToast(kept.count, kept.last, { away: true });
 });
 
 // MARK: Rendering
@@ -301,7 +309,18 @@ function watchFocus() {
   }
 }
 
-const handlers = { onDone: attemptDone };
+const handlers = { onDone: attemptDone, onEscape: alertEscaped };
+
+/** Escape on an alert closes it and nothing more: the error goes on in the banner, with its
+ *  options, where the focus goes too. */
+function alertEscaped(error) {
+  state.alertPlacement.set(error.id, "banner");
+  closeAlert(error.id);
+  renderAll();
+  // After the dialog's own focus return (to what had the focus when it opened).
+  const next = $("#banner").hidden ? null : $('#banner-actions [data-role="default"]') ?? $("#banner-actions button");
+  next?.focus();
+}
 
 function attemptDone(error, option, answer) {
   switch (answer.status) {
@@ -313,7 +332,12 @@ function attemptDone(error, option, answer) {
         news.textContent = answer.summary;
         news.hidden = !["/problems/out-of-space", "/problems/purchase-declined"].includes(error.type);
       }
-      announce(answer.summary ?? (option.role === "cancel" ? `${error.title}: ${option.title.toLowerCase()}.` : `${option.title} worked.`));
+      announce(answer.summary ?? `${option.title} worked.`);
+      break;
+    case "dismissed":
+      // Done as asked (Not now, Stop syncing): not a failure. A kept error shows in its new form.
+      if (answer.error && !state.resolved.has(answer.error.id)) state.errors.set(answer.error.id, answer.error);
+      announce(answer.summary ?? `${option.title}: done.`);
       break;
     case "failed":
       if (answer.error && !state.resolved.has(answer.error.id)) {
@@ -384,15 +408,21 @@ function renderErrors() {
   refreshButtons();
 }
 
-function retryButton(action) {
-  const button = element("button", { text: "Retry now", attributes: { type: "button", "data-role": "default", "data-key": "retry" } });
-  button.addEventListener("click", action);
-  return button;
+/** Retry now: `action` returns a promise that settles when the retry is over; the button shows
+ *  its progress (at least 400 ms), also when the banner is drawn again meanwhile. */
+function retryButton(action, key = "retry") {
+  const button = element("button", { text: "Retry now", attributes: { type: "button", "data-role": "default", "data-key": key } });
+  button.addEventListener("click", () => withProgress(button, action));
+  return markIfBusy(button);
 }
 
-/** The error the banner is about: the latest connection problem (out of space has its own place). */
+/** The error the banner is about: the latest connection problem, or an alert that is not a
+ *  dialog here (closed with Escape, or caused in another window), so its options stay within
+ *  reach; out of space has its own place. */
 function connectionError() {
-  return errorsShownAs("banner").filter((error) => error.type !== "/problems/out-of-space").at(-1);
+  const inBanner = (error) => error.presentation === "banner"
+    || (error.presentation === "alert" && state.alertPlacement.get(error.id) !== "dialog");
+  return [...state.errors.values()].filter((error) => inBanner(error) && error.type !== "/problems/out-of-space").at(-1);
 }
 
 function bannerForError(error, { text, tone = "warn", countdownTo = null, progress = "", except = [] }) {
@@ -419,7 +449,7 @@ function renderConnection() {
         + "and what the page shows may be out of date.",
       tone: "bad",
       countdownTo: state.unreachableRetryAt,
-      actions: [retryButton(() => poller?.retryNow())],
+      actions: [retryButton(() => poller?.retryNow(), "retry-process")],
       actionsKey: "unreachable",
     });
     return;
@@ -427,8 +457,9 @@ function renderConnection() {
   const connection = state.connection;
   if (!connection) return;
   const since = Date.now() - state.stateSince;
-  let stateName = connection.state;
-  if (stateName === "offline" && since < 15_000) stateName = "connecting";
+  const stateName = connection.state;
+  // The network went: "Reconnecting" for the first 15 s, then "Offline"; nothing is tried meanwhile.
+  const offlineSoon = stateName === "offline" && since < 15_000;
   // Live, but no answer for longer than a poll is held: the upstream is slow or stalled.
   const quietSeconds = Math.floor((Date.now() - state.lastAnswerAt) / 1000);
   const hold = connection.holdSeconds ?? HOLD_SECONDS;
@@ -436,6 +467,7 @@ function renderConnection() {
   const outOfSpace = outOfSpaceError();
   const behind = [...state.errors.values()].find((error) => error.type === "/problems/upstream-behind");
   if (quiet) showStatus("slow", "Live, but the chat server is slow");
+  else if (offlineSoon) showStatus("connecting", "Reconnecting…");
   else showStatus(stateName, stateName === "waiting" && connection.attempt > 1 ? `Waiting to retry (attempt ${connection.attempt})` : undefined);
   showAge(quiet ? `Updated ${quietSeconds} s ago` : "");
   recordHistory(connection.state);
@@ -463,7 +495,9 @@ function renderConnection() {
       break;
     }
     case "offline":
-      showBanner({ text: "Offline: syncing resumes when the network is back.", tone: "bad", actions: [retry()], actionsKey: "retry" });
+      // Nothing is tried until the network is back, so no "Trying again" here.
+      if (trouble) bannerForError(trouble, { text: `${trouble.title}. ${trouble.detail}`, tone: offlineSoon ? "warn" : "bad" });
+      else showBanner({ text: "Offline: syncing resumes when the network is back.", tone: offlineSoon ? "warn" : "bad", actions: [], actionsKey: "" });
       break;
     case "paused": {
       const shown = outOfSpace ?? behind;
@@ -535,7 +569,8 @@ function reachabilityChanged(reachable, retryAt) {
 
 // MARK: Scroll-back
 
-async function loadOlder(account, { clicked = false } = {}) {
+/** Loads the next older page of a pane; `button` is the Try again clicked, which shows the progress. */
+async function loadOlder(account, { clicked = false, button = null } = {}) {
   const older = state.older[account];
   const list = lists[account];
   if (older.loading || !list.hasOlder || !state.reachable) return;
@@ -545,16 +580,21 @@ async function loadOlder(account, { clicked = false } = {}) {
   const query = new URLSearchParams({ account, limit: String(OLDER_PAGE) });
   const oldest = list.oldestId();
   if (oldest != null) query.set("before", String(oldest));
-  try {
+  const fetchPage = async () => {
     const page = await getJSON(`/api/messages?${query}`);
     if (!Array.isArray(page.messages)) throw new UnreadableAnswer("/api/messages");
+    return page;
+  };
+  try {
+    const page = await (button ? withProgress(button, fetchPage) : fetchPage());
     list.add(page.messages.map((message) => ({ ...message, account })));
     list.setHasOlder(page.nextBefore != null);
     older.failed = false;
     place.replaceChildren();
   } catch (failure) {
     older.failed = true;
-    const retry = showReadFailure(place, "Older messages could not be loaded", reasonFor(failure), () => loadOlder(account, { clicked: true }));
+    const retry = showReadFailure(place, "Older messages could not be loaded", reasonFor(failure),
+      (again) => loadOlder(account, { clicked: true, button: again }));
     if (clicked) retry.focus();
   } finally {
     older.loading = false;
@@ -698,35 +738,25 @@ let loadFailures = 0;
 async function load() {
   const view = $("#load-view");
   const retry = view.querySelector("button");
-  let spinnerShownAt = 0;
-  const spinner = retry && setTimeout(() => {
-    spinnerShownAt = Date.now();
-    retry.prepend(element("span", { className: "spinner", attributes: { "aria-hidden": "true" } }));
-    retry.setAttribute("aria-busy", "true");
-  }, 300);
-  if (retry) setOff(retry, true);
-  let session;
-  let snapshot;
-  let failure = null;
-  try {
-    session = await loadSession();
-    snapshot = await getJSON("/api/state");
+  const fetchAll = async () => {
+    const session = await loadSession();
+    const snapshot = await getJSON("/api/state");
     if (!isSnapshot(snapshot)) throw new UnreadableAnswer("/api/state");
-  } catch (caught) {
-    failure = caught;
-  }
-  if (retry) {
-    clearTimeout(spinner);
-    if (spinnerShownAt) await new Promise((resolve) => setTimeout(resolve, Math.max(0, 300 - (Date.now() - spinnerShownAt))));
-  }
-  if (failure) {
+    return { session, snapshot };
+  };
+  let loaded;
+  try {
+    // A Try again shows its progress for at least 400 ms, so one that fails at once is seen to run.
+    loaded = await (retry ? withProgress(retry, fetchAll) : fetchAll());
+  } catch (failure) {
     showLoadFailure(failure);
     return;
   }
+  if (!loaded) return; // a second click while the first one's load runs
   view.hidden = true;
   view.replaceChildren();
   document.body.classList.remove("load-failed");
-  start(session, snapshot);
+  start(loaded.session, loaded.snapshot);
 }
 
 function showLoadFailure(failure) {
@@ -734,7 +764,7 @@ function showLoadFailure(failure) {
   const view = $("#load-view");
   document.body.classList.add("load-failed");
   showStatus("unreachable", "The dashboard could not be loaded");
-  const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default" } });
+  const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-key": "load-retry" } });
   retry.addEventListener("click", load);
   const note = loadFailures > 1 ? `Still failing (tried at ${new Date().toLocaleTimeString()}).` : "";
   const locked = failure instanceof HttpError && failure.status === 401;
@@ -757,6 +787,7 @@ let wired = false;
 
 function start(session, snapshot) {
   $("#server-info").textContent = `Dashboard process ${session.epoch} on ${location.host}`;
+  startTabs(session.epoch);
   if (!wired) makeLists();
   applySnapshot(snapshot, { first: !wired });
   if (!wired) {

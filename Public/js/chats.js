@@ -3,6 +3,7 @@
 // scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines.
 
 import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
+import { withProgress } from "./progress.js";
 import { element, showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -182,22 +183,27 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   if (known?.unread > 0 || !known) markRead(chatAccount, chatId);
 }
 
-async function loadPage({ before = null, clicked = false } = {}) {
+/** Loads a page of the open chat; `button` is the Try again clicked, which shows the progress. */
+async function loadPage({ before = null, clicked = false, button = null } = {}) {
   const chat = open;
   chat.loading = true;
   renderControls();
   const query = new URLSearchParams({ account: chat.account, chat: String(chat.chatId), limit: String(PAGE) });
   if (before != null) query.set("before", String(before));
   let page;
+  const fetchPage = async () => {
+    const answer = await getJSON(`/api/messages?${query}`);
+    if (!Array.isArray(answer.messages)) throw new UnreadableAnswer("/api/messages");
+    return answer;
+  };
   try {
-    page = await getJSON(`/api/messages?${query}`);
-    if (!Array.isArray(page.messages)) throw new UnreadableAnswer("/api/messages");
+    page = await (button ? withProgress(button, fetchPage) : fetchPage());
   } catch (failure) {
     if (open !== chat) return;
     chat.loading = false;
     chat.failed = true;
     const retry = showReadFailure($("#chat-error"), "The messages could not be loaded", reasonFor(failure),
-      () => (chat.messages.length ? loadOlder({ clicked: true }) : loadPage({ before, clicked: true })));
+      (again) => (chat.messages.length ? loadOlder({ clicked: true, button: again }) : loadPage({ before, clicked: true, button: again })));
     renderControls();
     if (clicked) retry.focus();
     return;
@@ -213,12 +219,12 @@ async function loadPage({ before = null, clicked = false } = {}) {
   renderMessages();
 }
 
-async function loadOlder({ clicked = false } = {}) {
+async function loadOlder({ clicked = false, button = null } = {}) {
   if (!open || open.loading || open.nextBefore == null) return;
   const scroller = $("#chat-scroll");
   const fromBottom = scroller.scrollHeight - scroller.scrollTop;
   const firstShown = open.messages[0]?.id;
-  await loadPage({ before: open.nextBefore, clicked });
+  await loadPage({ before: open.nextBefore, clicked, button });
   if (!open || open.failed) return;
   // The messages read so far stay where they were; the older ones appear above them.
   scroller.scrollTop = scroller.scrollHeight - fromBottom;

@@ -16,6 +16,7 @@
 //   and announced politely; each error has a Details disclosure with its debug text and a Copy button.
 
 import { postAttempt } from "./api.js";
+import { placeAlert } from "./tabs.js";
 import { element, replaceIfChanged } from "./view.js";
 
 const local = new Map(); // error id -> { option, spinner } for attempts started in this window
@@ -45,6 +46,9 @@ export function isOff(button) {
   return button.getAttribute("aria-disabled") === "true";
 }
 
+// A control whose retry just ended (progress.js) is off again if the process does not answer.
+document.addEventListener("lp-progress-ended", () => refreshButtons());
+
 // A button that is off does nothing, whoever made it (capture phase: before its own handler).
 document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("button") : null;
@@ -54,16 +58,13 @@ document.addEventListener("click", (event) => {
   }
 }, true);
 
-/** Who should see an alert-presented error as a dialog: the window that caused it, or, for a
- *  problem no attempt caused, every window. */
+/** Whether an alert-presented error opens as a dialog here: in the window that caused it, where
+ *  the person acted just now, or whose attempt runs (tabs.js `placeAlert`); the other windows get
+ *  a quiet note. */
 export function alertIsMine(error) {
-  if (mine.has(error.id)) return true;
-  if (local.size > 0) {
-    // Raised while this window's attempt runs: that attempt's outcome.
-    mine.add(error.id);
-    return true;
-  }
-  return remote.size === 0;
+  const placement = placeAlert({ causedHere: mine.has(error.id), attemptRunningHere: local.size > 0, attemptRunningElsewhere: remote.size > 0 });
+  if (placement === "dialog") mine.add(error.id);
+  return placement === "dialog";
 }
 
 export function claimError(id) {
@@ -122,7 +123,7 @@ export function refreshButtons() {
     }
   }
   for (const button of document.querySelectorAll("button[data-needs-process]")) {
-    if (button.dataset.busy !== "true") setOff(button, !processReachable);
+    if (button.dataset.busy !== "true" && button.getAttribute("aria-busy") !== "true") setOff(button, !processReachable);
   }
   for (const note of document.querySelectorAll("[data-busy-for]")) {
     const busy = remote.has(note.dataset.busyFor) && !local.has(note.dataset.busyFor);
@@ -287,8 +288,8 @@ export function signatureOf(error) {
 
 // MARK: The alert dialog
 
-/** Shows `error` in the modal alert (focus moves in, and back when it closes; Escape runs its
- *  cancel option), or updates it in place when it is showing already. */
+/** Shows `error` in the modal alert (focus moves in, and back when it closes; Escape closes it
+ *  through `handlers.onEscape`), or updates it in place when it is showing already. */
 export function showAlert(error, handlers) {
   const dialog = $("#alert");
   const fresh = !dialog.open || dialog.dataset.errorId !== error.id;
@@ -304,10 +305,12 @@ export function showAlert(error, handlers) {
   const actions = $("#alert-actions");
   replaceIfChanged(actions, optionButtons(error, handlers), signatureOf(error));
   replaceIfChanged($("#alert-details"), [detailsDisclosure(error)], `${error.id}/${error.debug?.underlying}`);
+  // Escape closes the alert and runs nothing: its cancelling option may stop syncing.
   dialog.oncancel = (event) => {
     event.preventDefault();
-    const cancel = actions.querySelector('button[data-role="cancel"]');
-    if (cancel && !isOff(cancel)) cancel.click();
+    // The focus goes where onEscape says (the banner that now shows the error), not back.
+    dialog.returnFocus = null;
+    handlers.onEscape?.(error);
   };
   dialog.onclose = () => {
     delete dialog.dataset.errorId;

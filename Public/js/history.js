@@ -41,18 +41,30 @@ export function attemptEnded({ errorId, title, status, reason, summary }) {
   render();
 }
 
+/** How an attempt ended, in words: "it worked", "did not help", or what was done when the
+ *  person set the problem aside ("You stopped syncing."). */
+export function attemptText(attempt) {
+  const when = `${attempt.title} at ${timeOf(attempt.at)}`;
+  if (attempt.status === "dismissed") return `${when}: ${attempt.summary ?? "done"}`;
+  if (attempt.status === "recovered") return `${when}: it worked${attempt.summary ? `. ${attempt.summary}` : ""}`;
+  return `${when}: did not help${attempt.reason ? `. ${attempt.reason}` : ""}`;
+}
+
+/** Where a problem stands: still open, resolved, or closed because the person set it aside. */
+export function recordState(record) {
+  if (!record.resolvedAt) return "still open";
+  const setAside = record.attempts.at(-1)?.status === "dismissed";
+  return `${setAside ? "closed" : "resolved"} at ${timeOf(record.resolvedAt)}`;
+}
+
 function render() {
   const list = document.querySelector("#recent-problems");
   document.querySelector("#recent-empty").hidden = records.length > 0;
   list.replaceChildren(...records.map((record) => {
-    const state = record.resolvedAt ? `resolved at ${timeOf(record.resolvedAt)}` : "still open";
-    const attempts = record.attempts.map((attempt) => element("li", {
-      text: `${attempt.title} at ${timeOf(attempt.at)}: ${attempt.status === "recovered" ? "it worked" : "did not help"}`
-        + (attempt.reason ? `. ${attempt.reason}` : "") + (attempt.status === "recovered" && attempt.summary ? `. ${attempt.summary}` : ""),
-    }));
+    const attempts = record.attempts.map((attempt) => element("li", { text: attemptText(attempt) }));
     return element("li", { attributes: { "data-problem": record.id, "data-state": record.resolvedAt ? "resolved" : "open" } }, [
       element("span", { className: "recent-title", text: record.title }),
-      element("span", { className: "muted", text: ` · ${timeOf(record.raisedAt)}, ${state}` }),
+      element("span", { className: "muted", text: ` · ${timeOf(record.raisedAt)}, ${recordState(record)}` }),
       ...(attempts.length ? [element("ul", { className: "recent-attempts" }, attempts)] : []),
     ]);
   }));

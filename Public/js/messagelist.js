@@ -167,12 +167,21 @@ export class MessageList {
   }
 
   schedule() {
+    this.noteLoaded();
     if (this.renderQueued) return;
     this.renderQueued = true;
     requestAnimationFrame(() => {
       this.renderQueued = false;
       this.render();
     });
+  }
+
+  /** What is loaded, for tests and the curious (the DOM holds only a window of it), said at
+   *  once: a hidden page draws no frames, but what it holds is true already. */
+  noteLoaded() {
+    this.list.dataset.loaded = String(this.items.length);
+    this.list.dataset.newest = String(this.newestId() ?? "");
+    this.list.dataset.oldest = String(this.oldestId() ?? "");
   }
 
   /** Lays the rows out now (tests and the scheduler call it). */
@@ -211,10 +220,7 @@ export class MessageList {
       if (now !== null && Math.abs(now - anchor.shownAt) >= 0.5) this.scroller.scrollTop = Math.round(this.scroller.scrollTop + now - anchor.shownAt);
     }
     this.keptPlace = anchor ? { id: anchor.id, shownAt: anchor.shownAt, scrollTop: this.scroller.scrollTop } : null;
-    // What is loaded, for tests and the curious: the DOM holds only a window of it.
-    this.list.dataset.loaded = String(this.items.length);
-    this.list.dataset.newest = String(this.newestId() ?? "");
-    this.list.dataset.oldest = String(this.oldestId() ?? "");
+    this.noteLoaded();
     // Only a reader who scrolls asks for older pages; a page that merely opened does not.
     if (this.nearEndCheckDue) {
       this.nearEndCheckDue = false;

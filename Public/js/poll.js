@@ -1,7 +1,7 @@
 // The page's own long-poll loop: one per tab. A generation number plus an AbortController make a
 // stale answer harmless; when the dashboard process cannot be reached it backs off with full
-// jitter (cap 10 s), and it retries at once when the browser comes online, the page is shown
-// again or the tab becomes visible. Waits are measured on the wall clock, because background
+// jitter (cap 10 s), asking for an answer at once until one comes, and it retries at once when
+// the browser comes online, the page is shown again or the tab becomes visible. Waits are measured on the wall clock, because background
 // tabs throttle timers.
 
 const HOLD_SECONDS = 25;
@@ -15,6 +15,14 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
   let seq = since;
   let currentEpoch = epoch;
   let wake = null;
+  /** Who waits for the next poll's outcome (Retry now shows its progress until then). */
+  let outcomeWaiters = [];
+  let immediate = false;
+  const outcome = () => {
+    const waiters = outcomeWaiters;
+    outcomeWaiters = [];
+    waiters.forEach((resolve) => resolve());
+  };
 
   function sleepUntil(time, gen) {
     return new Promise((resolve) => {
@@ -28,7 +36,11 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
     while (gen === generation) {
       controller = new AbortController();
       const visible = document.visibilityState === "visible" ? 1 : 0;
-      const url = `/api/poll?since=${seq}&epoch=${encodeURIComponent(currentEpoch)}&timeout=${HOLD_SECONDS}&visible=${visible}`;
+      // After a failure (and on Retry now) the poll asks for an answer at once: whether the
+      // process answers is news that should not wait for a held poll to end.
+      const hold = failures > 0 || immediate ? 0 : HOLD_SECONDS;
+      immediate = false;
+      const url = `/api/poll?since=${seq}&epoch=${encodeURIComponent(currentEpoch)}&timeout=${hold}&visible=${visible}`;
       const abandon = setTimeout(() => controller.abort(), (HOLD_SECONDS + 10) * 1000);
       try {
         const response = await fetch(url, { signal: controller.signal, cache: "no-store", headers: { Accept: "application/json" } });
@@ -43,6 +55,7 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
         if (gen !== generation) return;
         failures = 0;
         onReachability(true, null);
+        outcome();
         if (answer.reset) {
           currentEpoch = answer.epoch;
           seq = answer.seq;
@@ -56,6 +69,7 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
         failures += 1;
         const retryAt = Date.now() + Math.random() * Math.min(CAP_MS, BASE_MS * 2 ** (failures - 1));
         onReachability(false, retryAt);
+        outcome();
         await sleepUntil(retryAt, gen);
       } finally {
         clearTimeout(abandon);
@@ -77,7 +91,16 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
   document.addEventListener("visibilitychange", restart);
   run(generation);
 
+  /** Polls again at once; resolves when that poll got through or failed. */
+  function retryNow() {
+    const done = new Promise((resolve) => outcomeWaiters.push(resolve));
+    immediate = true;
+    restart();
+    return done;
+  }
+
   function stop() {
+    outcome();
     generation += 1;
     controller?.abort();
     wake?.();
@@ -85,5 +108,5 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
     window.removeEventListener("pageshow", onPageShow);
     document.removeEventListener("visibilitychange", restart);
   }
-  return { retryNow: restart, stop };
+  return { retryNow, stop };
 }

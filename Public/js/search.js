@@ -3,6 +3,7 @@
 
 import { getJSON, HttpError } from "./api.js";
 import { openChat } from "./chats.js";
+import { atLeastFloor, withProgress } from "./progress.js";
 import { element } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -24,30 +25,43 @@ export function wireSearch() {
     clearTimeout(timer);
     search(field.value);
   });
+  const again = $("#search-again");
+  again.addEventListener("click", () => {
+    clearTimeout(timer);
+    withProgress(again, () => search(field.value, { retry: true }));
+  });
 }
 
-async function search(text) {
+/** Runs a search. `retry`: the person asked again after a failure, so it says it is searching. */
+async function search(text, { retry = false } = {}) {
   const request = ++asked;
   const list = $("#search-results");
   const count = $("#search-count");
+  const again = $("#search-retry");
   if (!text.trim()) {
     list.replaceChildren();
     count.textContent = "";
+    again.hidden = true;
     return;
   }
   const account = $("#search-account").value;
+  const began = Date.now();
+  if (retry) count.textContent = "Searching…";
   let answer;
   try {
     answer = await getJSON(`/api/search?q=${encodeURIComponent(text)}&account=${account}&limit=20`);
   } catch (failure) {
+    // A search that fails at once is seen to have run before it says so.
+    await atLeastFloor(began);
     if (request !== asked) return;
     list.replaceChildren();
-    count.textContent = failure instanceof HttpError && failure.status === 400 && failure.body?.detail
-      ? failure.body.detail
-      : "The search did not go through. Try again in a moment.";
+    const unreadable = failure instanceof HttpError && failure.status === 400 && failure.body?.detail;
+    count.textContent = unreadable ? failure.body.detail : `The search did not go through (tried at ${new Date().toLocaleTimeString()}).`;
+    again.hidden = Boolean(unreadable);
     return;
   }
   if (request !== asked) return;
+  again.hidden = true;
   const results = Array.isArray(answer.results) ? answer.results : [];
   list.replaceChildren(...results.map((result) => resultItem(result, account)));
   const more = answer.next != null ? " (the 20 best)" : "";

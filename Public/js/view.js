@@ -12,10 +12,11 @@ export function element(tag, { text, className, attributes } = {}, children = []
 }
 
 /** Shows in `place` that a read failed: what, why, when, and Try again (which needs the
- *  process, so it is off while the process does not answer). Returns the button. */
+ *  process, so it is off while the process does not answer). `onRetry(button)` gets the button,
+ *  to show the retry's progress on it. Returns the button. */
 export function showReadFailure(place, title, reason, onRetry) {
   const retry = element("button", { text: "Try again", attributes: { type: "button", "data-role": "default", "data-needs-process": "" } });
-  retry.addEventListener("click", onRetry);
+  retry.addEventListener("click", () => onRetry(retry));
   place.replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
     element("h3", { text: title }),
     element("p", { text: reason }),

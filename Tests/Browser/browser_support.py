@@ -207,6 +207,75 @@ def console_errors(driver):
     return [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
 
 
+def start_dashboard(context, binary, *arguments, size=None, **options):
+    """A fresh dashboard (fresh state) in `context.dashboard`, with the page open and live."""
+    if context.dashboard:
+        context.dashboard.stop()
+    context.dashboard = Dashboard(binary, *arguments, **options)
+    if size:
+        context.driver.set_window_size(*size)
+    context.driver.get(context.dashboard.url)
+    wait(context.driver, lambda: status_text(context.driver) == "Live", message="live")
+    return context.dashboard, context.driver
+
+
+def dialog_open(driver, selector):
+    return driver.execute_script("return document.querySelector(arguments[0]).open", selector)
+
+
+def banner_options(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#banner-actions button[data-option]')].map(b => b.dataset.option)")
+
+
+def recorded_attempts(driver, title):
+    """The attempts "Recent problems" lists for the problem titled `title`, as the page words them."""
+    return driver.execute_script(
+        "const item = [...document.querySelectorAll('#recent-problems > li')].find(li => li.textContent.includes(arguments[0]));"
+        "return item ? [...item.querySelectorAll('.recent-attempts li')].map(li => li.textContent) : []", title)
+
+
+def fill_storage(dashboard, driver, stored, waiting):
+    """Stores `stored` messages, then lowers the quota so that `waiting` more do not fit."""
+    roomy = 50_000_000  # what was set before (a fill earlier in the test) must not stop these
+    if dashboard.api("/api/state")["storage"]["quotaBytes"] != roomy:
+        dashboard.sim("/sim/quota", {"bytes": roomy})
+        wait(driver, lambda: dashboard.api("/api/state")["storage"]["quotaBytes"] == roomy, message="room for the stored ones")
+    dashboard.sim("/sim/messages", {"account": "primary", "count": stored})
+    newest = str(max(dashboard.sim("/sim/sent")["primary"]))
+    wait(driver, lambda: (dashboard.api("/api/state")["accounts"]["primary"] or {}).get("cursor") == newest,
+         message=lambda: f"stored up to {newest}: {dashboard.api('/api/state')['accounts']} {dashboard.api('/api/state')['connection']['state']}")
+    used = dashboard.api("/api/state")["storage"]["usedBytes"]
+    dashboard.sim("/sim/quota", {"bytes": used + 300})
+    wait(driver, lambda: dashboard.api("/api/state")["storage"]["quotaBytes"] == used + 300, message="the new quota")
+    dashboard.sim("/sim/messages", {"account": "primary", "count": waiting})
+    wait(driver, lambda: visible(driver, '[data-view-for="primary"] .error-view'), seconds=15, message="the out-of-space view")
+
+
+def ms_from_click_until(driver, selector, condition, seconds=10):
+    """Clicks `selector` and measures inside the page the milliseconds from the click to the first
+    change of the page after which `condition` (a JavaScript expression) holds."""
+    driver.execute_script("""
+        const [selector, condition] = arguments;
+        const holds = new Function(`return (${condition});`);
+        const timing = window.__clickTiming = { clickAt: null, doneAt: null };
+        const onClick = (event) => {
+          if (timing.clickAt === null && event.target instanceof Element && event.target.closest(selector)) timing.clickAt = performance.now();
+        };
+        document.addEventListener("click", onClick, { capture: true });
+        const observer = new MutationObserver(() => {
+          if (timing.clickAt === null || !holds()) return;
+          timing.doneAt = performance.now();
+          observer.disconnect();
+          document.removeEventListener("click", onClick, { capture: true });
+        });
+        observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    """, selector, condition)
+    click(driver, find(driver, selector))
+    wait(driver, lambda: driver.execute_script("return window.__clickTiming.doneAt !== null"), seconds=seconds,
+         message=lambda: f"after clicking {selector}: {condition}")
+    return driver.execute_script("return window.__clickTiming.doneAt - window.__clickTiming.clickAt")
+
+
 def run(tests, shots, context):
     """Runs `tests` (name, function) in order with `context`, screenshots failures, prints
     "N passed, M failed" and exits 1 on any failure."""

@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    NARROW, WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, enabled, find, find_all, free_port, loaded,
-    loaded_range, open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
+    NARROW, WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, dialog_open, enabled, fill_storage, find, find_all,
+    free_port, loaded, loaded_range, open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin  # noqa: E402
@@ -75,24 +75,10 @@ def row_top(driver, message_id):
         "const r = document.querySelector(`.message[data-id='${arguments[0]}']`); return r ? r.getBoundingClientRect().top : null", message_id)
 
 
-def fill_storage(dashboard, driver, stored, waiting):
-    """Stores `stored` messages, then lowers the quota so that `waiting` more do not fit."""
-    before = loaded(driver, "primary")
-    dashboard.sim("/sim/messages", {"account": "primary", "count": stored})
-    wait(driver, lambda: loaded(driver, "primary") >= before + stored, message="stored")
-    used = dashboard.api("/api/state")["storage"]["usedBytes"]
-    dashboard.sim("/sim/quota", {"bytes": used + 300})
-    wait(driver, lambda: dashboard.api("/api/state")["storage"]["quotaBytes"] == used + 300, message="the new quota")
-    dashboard.sim("/sim/messages", {"account": "primary", "count": waiting})
-    wait(driver, lambda: visible(driver, '[data-view-for="primary"] .error-view'), seconds=15, message="the out-of-space view")
-
 
 def roles(driver, selector):
     return driver.execute_script("return [...document.querySelectorAll(arguments[0])].map(b => b.dataset.role || '')", selector)
 
-
-def dialog_open(driver, dialog):
-    return driver.execute_script("return document.querySelector(arguments[0]).open", dialog)
 
 
 # MARK: 1. The whole history

@@ -16,8 +16,8 @@ import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    By, ChatServer, Dashboard, assert_accessible, browser, click, console_errors, enabled, find, find_all, loaded, loaded_range,
-    run_suite, shot, status_text, text_of, texts, visible, wait,
+    By, ChatServer, Dashboard, assert_accessible, banner_options, browser, click, console_errors, enabled, fill_storage, find, find_all,
+    loaded, loaded_range, recorded_attempts, run_suite, shot, status_text, text_of, texts, visible, wait,
 )
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -46,9 +46,6 @@ def api(dashboard, path):
     return dashboard.api(path)
 
 
-def banner_options(driver):
-    return driver.execute_script("return [...document.querySelectorAll('#banner-actions button[data-option]')].map(b => b.dataset.option)")
-
 
 def banner_button(driver, option):
     return find(driver, f'#banner-actions button[data-option="{option}"]')
@@ -67,11 +64,6 @@ def wait_for_a_long_wait(driver):
 def upstream_calls(dashboard):
     return dashboard.sim("/sim/stats")["upstreamCalls"]
 
-
-def recorded_attempts(driver, title):
-    return driver.execute_script(
-        "const item = [...document.querySelectorAll('#recent-problems > li')].find(li => li.textContent.includes(arguments[0]));"
-        "return item ? [...item.querySelectorAll('.recent-attempts li')].map(li => li.textContent) : []", title)
 
 
 def dismiss_toasts(driver):
@@ -175,24 +167,16 @@ def test_a_refused_token_is_an_alert_whose_options_work_every_time(context):
             click(driver, find(driver, '#alert-actions button[data-option="try-again"]'))
             wait(driver, lambda: not dialog_open() and status_text(driver) == "Live", seconds=15, message="recovered")
         else:
-            driver.switch_to.active_element.send_keys(Keys.ESCAPE)  # Escape is the dialog's Cancel
-            wait(driver, lambda: not dialog_open() and "Syncing is stopped" in text_of(driver, "#banner-text"), message="cancelled: stopped")
+            driver.switch_to.active_element.send_keys(Keys.ESCAPE)  # Escape only closes the dialog
+            wait(driver, lambda: not dialog_open() and banner_options(driver) == ["cancel", "try-again"], message="closed: in the banner")
+            click(driver, banner_button(driver, "cancel"))  # Stop syncing
+            wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
             click(driver, find(driver, '#banner-actions button[data-key="start"]'))
             wait(driver, lambda: status_text(driver) == "Live", seconds=15, message="started")
 
 
 # MARK: Storage
 
-
-def fill_storage(dashboard, driver, stored, waiting):
-    """Stores `stored` messages, then lowers the quota so that `waiting` more do not fit."""
-    dashboard.sim("/sim/messages", {"account": "primary", "count": stored})
-    wait(driver, lambda: loaded(driver, "primary") >= min(stored, 50), message="stored")
-    used = api(dashboard, "/api/state")["storage"]["usedBytes"]
-    dashboard.sim("/sim/quota", {"bytes": used + 300})
-    wait(driver, lambda: api(dashboard, "/api/state")["storage"]["quotaBytes"] == used + 300, message="the new quota")
-    dashboard.sim("/sim/messages", {"account": "primary", "count": waiting})
-    wait(driver, lambda: visible(driver, '[data-view-for="primary"] .error-view'), seconds=15, message="the out-of-space view")
 
 
 def view_options(driver):

@@ -6,7 +6,9 @@ import TestSupport
 /// `dashboard_page_test.py` (every state of the page), `recovery_flows_test.py` (every error
 /// kind failed and recovered as a person clicks) and `daily_use_test.py` (the page kept open all
 /// day: the whole history, a steady reading place, layout shift and focus measured), `history_test.py`
-/// (chats, unread counts, a chat by day, search results opened in their chat, downloads) and
+/// (chats, unread counts, a chat by day, search results opened in their chat, downloads), `truth_test.py`
+/// (one notice per message across windows, alerts where the person acted, retries that show their
+/// progress, words that say what an option did) and
 /// `matrix_sign_in_test.py` (a Matrix account on a real Synapse asking to sign in again). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
@@ -40,6 +42,11 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func theLocalCopyIsReadSearchedAndTakenAway() async throws {
         try await runScript("history_test.py", [ChildProcess.binaryPath("dashboard"), ChildProcess.binaryPath("chat-server")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func recoveryTellsTheTruthAcrossWindowsAndRetries() async throws {
+        try await runScript("truth_test.py", [ChildProcess.binaryPath("dashboard")])
     }
 
     /// Synapse's own Python, in the venv `.ci/run` makes.

@@ -1,0 +1,353 @@
+"""Recovery tells the truth, as a person sees it in a real headless Chromium: one notice per message
+across the dashboard's windows, an alert only where the person acted (a quiet note elsewhere),
+Escape that only closes an alert, Not now and Stop syncing recorded as what they are, Stop that
+says stopped whatever else is wrong, a declined purchase that goes when another window frees the
+space, a Try again that leaves nothing open once the engine reconnected, and the page's own retries
+(first load, Retry now, scroll-back, search) that show their progress for at least 400 ms. Every
+flow is clicked at least twice; two windows of one browser share a profile, as a person's do.
+
+    python3 Tests/Browser/truth_test.py DASHBOARD_BINARY SCREENSHOT_DIR
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_support import (  # noqa: E402
+    assert_accessible, banner_options, click, dialog_open, enabled, fill_storage, find, loaded_range, ms_from_click_until, open_simulator,
+    recorded_attempts, run_suite, shot, start_dashboard, status_text, text_of, visible, wait,
+)
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+BINARY, SHOTS = sys.argv[1], sys.argv[2]
+os.makedirs(SHOTS, exist_ok=True)
+
+# Long backoff: between the person's clicks the engine does not retry by itself.
+PATIENT = ("--backoff-base-ms", "60000", "--backoff-cap-ms", "60000")
+
+# System notifications, counted: permission granted, each one recorded instead of shown.
+NOTIFICATION_STUB = """
+window.__notes = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title) { window.__notes.push(title); }
+};
+"""
+
+
+def start(context, *arguments):
+    return start_dashboard(context, BINARY, *arguments)
+
+
+def open_second_window(driver, url, script=None):
+    """A second window of the same browser (same profile, so the same cookie and BroadcastChannel);
+    returns the handles of the first and the second, leaving the second current."""
+    first = driver.current_window_handle
+    driver.switch_to.new_window("window")
+    if script:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
+    driver.get(url)
+    wait(driver, lambda: status_text(driver) == "Live", message="the second window is live")
+    return first, driver.current_window_handle
+
+
+def close_window(driver, handle, back_to):
+    driver.switch_to.window(handle)
+    driver.close()
+    driver.switch_to.window(back_to)
+
+
+def hide(driver, handle):
+    """Minimizes the window: its page is hidden, as a window behind others or a background tab."""
+    driver.switch_to.window(handle)
+    driver.minimize_window()
+    wait(driver, lambda: driver.execute_script("return document.visibilityState") == "hidden", message="hidden")
+
+
+def show(driver, handle):
+    driver.switch_to.window(handle)
+    driver.set_window_rect(width=1200, height=900)
+    wait(driver, lambda: driver.execute_script("return document.visibilityState") == "visible", message="visible")
+
+
+def notes(driver, handle):
+    driver.switch_to.window(handle)
+    return driver.execute_script("return window.__notes ?? []")
+
+
+def message_toasts(driver, handle):
+    driver.switch_to.window(handle)
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent).filter(t => /new message/i.test(t))")
+
+
+def publish(dashboard, driver, handles, text):
+    """Publishes one message and waits until every window holds it (a hidden one draws no rows,
+    but says what it holds)."""
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 1, "text": text})
+    newest = max(dashboard.sim("/sim/sent")["primary"])
+    for handle in handles:
+        driver.switch_to.window(handle)
+        wait(driver, lambda: loaded_range(driver, "primary")[2] == newest, seconds=15, message=f"{text!r} arrived")
+
+
+def dismiss_toasts(driver, handle):
+    driver.switch_to.window(handle)
+    driver.execute_script("document.querySelectorAll('#toasts .toast .toast-dismiss').forEach(button => button.click())")
+
+
+def open_errors(dashboard):
+    return [error["type"] for error in dashboard.api("/api/state")["errors"]]
+
+
+# MARK: One notice per message, across windows
+
+
+def test_one_notice_per_message_across_windows(context):
+    dashboard, driver = start(context)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NOTIFICATION_STUB})
+    driver.get(dashboard.base + "/")
+    wait(driver, lambda: status_text(driver) == "Live", message="live with the stub")
+    first, second = open_second_window(driver, dashboard.base + "/", NOTIFICATION_STUB)
+    try:
+        hide(driver, second)
+        # One window in view, one behind: the one in view shows a toast, the other stays silent.
+        for number in (1, 2):
+            dismiss_toasts(driver, first)
+            publish(dashboard, driver, [first, second], f"seen once {number}")
+            driver.switch_to.window(first)
+            wait(driver, lambda: len(message_toasts(driver, first)) == 1, message="a toast where the person looks")
+            assert notes(driver, second) == [], f"the window behind notified too: {notes(driver, second)}"
+            assert notes(driver, first) == []
+        # Both behind: exactly one of them fires a system notification.
+        hide(driver, first)
+        for number in (1, 2):
+            before = len(notes(driver, first)) + len(notes(driver, second))
+            publish(dashboard, driver, [first, second], f"nobody looks {number}")
+            wait(driver, lambda: len(notes(driver, first)) + len(notes(driver, second)) == before + 1, message="one notification")
+            time.sleep(0.5)  # a second notification, if any, would come with the same batch
+            assert len(notes(driver, first)) + len(notes(driver, second)) == before + 1, (notes(driver, first), notes(driver, second))
+        # A reload announces nothing again.
+        driver.switch_to.window(second)
+        driver.refresh()
+        wait(driver, lambda: status_text(driver) == "Live", message="reloaded")
+        assert notes(driver, second) == [], "the reloaded window notified what was announced already"
+        show(driver, first)
+        dismiss_toasts(driver, first)
+        notified = len(notes(driver, first))
+        publish(dashboard, driver, [first, second], "after the reload")
+        wait(driver, lambda: len(message_toasts(driver, first)) == 1, message="a toast in the window in view")
+        assert notes(driver, second) == [] and len(notes(driver, first)) == notified, "the window in view toasts; nobody notifies"
+    finally:
+        close_window(driver, second, first)
+        show(driver, first)
+
+
+# MARK: An alert opens where the person acted
+
+
+def test_an_alert_opens_only_in_the_window_where_the_person_acted(context):
+    dashboard, driver = start(context, *PATIENT)
+    first, second = open_second_window(driver, dashboard.base + "/")
+    try:
+        for acting, other in ((first, second), (second, first)):
+            dashboard.sim("/sim/faults", {"mode": "unauthorized"})
+            driver.switch_to.window(acting)
+            open_simulator(driver)
+            click(driver, find(driver, "#sim-expire"))
+            wait(driver, lambda: dialog_open(driver, "#alert") and "did not accept" in text_of(driver, "#alert-title"), seconds=20,
+                 message="the alert where the person clicked")
+            driver.switch_to.window(other)
+            wait(driver, lambda: "In another window: The chat server did not accept the session" in driver.execute_script(
+                "return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent).join()"), message="a quiet note")
+            assert not dialog_open(driver, "#alert"), "no dialog over the other window"
+            wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], message="its options in the other window's banner")
+            assert enabled(driver, '#banner-actions button[data-option="try-again"]'), "reachable there: nothing modal in the way"
+            shot(driver, SHOTS, "alert-elsewhere-note")
+            assert_accessible(driver)
+            dashboard.sim("/sim/faults", {"mode": "none"})
+            driver.switch_to.window(acting)
+            click(driver, find(driver, '#alert-actions button[data-option="try-again"]'))
+            for window in (acting, other):
+                driver.switch_to.window(window)
+                wait(driver, lambda: status_text(driver) == "Live" and not dialog_open(driver, "#alert") and not visible(driver, "#banner"),
+                     seconds=15, message="recovered in both windows")
+    finally:
+        close_window(driver, second, first)
+
+
+# MARK: Words that match what happens
+
+
+def test_escape_only_closes_an_alert_and_stop_syncing_says_what_it_did(context):
+    dashboard, driver = start(context, *PATIENT)
+    for round_number in (1, 2):
+        dashboard.sim("/sim/faults", {"mode": "unauthorized"})
+        dashboard.sim("/sim/expire-token", {})
+        wait(driver, lambda: dialog_open(driver, "#alert"), seconds=20, message="the alert")
+        assert text_of(driver, '#alert-actions button[data-option="cancel"]') == "Stop syncing", "titled by what it does"
+        driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        wait(driver, lambda: not dialog_open(driver, "#alert") and banner_options(driver) == ["cancel", "try-again"],
+             message="closed: the error goes on in the banner")
+        assert "stopped" not in status_text(driver).lower(), "Escape did not stop syncing"
+        assert driver.switch_to.active_element.get_attribute("data-option") == "try-again", "the focus went to the banner"
+        click(driver, find(driver, '#banner-actions button[data-option="cancel"]'))
+        wait(driver, lambda: status_text(driver) == "Syncing is stopped" and text_of(driver, "#engine-toggle") == "Start syncing",
+             message="stopped")
+        wait(driver, lambda: recorded_attempts(driver, "did not accept"), message="the attempt is recorded")
+        attempts = recorded_attempts(driver, "did not accept")
+        assert attempts[-1].startswith("Stop syncing at ") and attempts[-1].endswith("You stopped syncing."), attempts
+        assert not any("it worked" in line or "did not help" in line for line in attempts), attempts
+        state = driver.execute_script("return document.querySelector('#recent-problems > li .muted').textContent")
+        assert "closed at" in state, state
+        dashboard.sim("/sim/faults", {"mode": "none"})
+        click(driver, find(driver, '#banner-actions button[data-key="start"]'))
+        wait(driver, lambda: status_text(driver) == "Live", seconds=15, message=f"started again ({round_number})")
+
+
+def test_not_now_and_stop_while_paused_say_what_they_did(context):
+    dashboard, driver = start(context)
+    for round_number in (1, 2):
+        fill_storage(dashboard, driver, stored=40, waiting=10)
+        click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
+        wait(driver, lambda: not visible(driver, '[data-view-for="primary"] .error-view'), message="the view went")
+        wait(driver, lambda: recorded_attempts(driver, "Storage"), message="the attempt is recorded")
+        attempts = recorded_attempts(driver, "Storage")
+        assert attempts[-1].startswith("Not now at ") and "syncing stays paused" in attempts[-1], attempts
+        assert "did not help" not in attempts[-1]
+        # Stop while paused: the page says stopped, not paused, and the toggle starts.
+        click(driver, find(driver, "#engine-toggle"))
+        wait(driver, lambda: status_text(driver) == "Syncing is stopped" and text_of(driver, "#engine-toggle") == "Start syncing",
+             message="stopped while paused")
+        click(driver, find(driver, "#engine-toggle"))
+        wait(driver, lambda: status_text(driver) == "Syncing is paused", message=f"paused again after Start ({round_number})")
+        assert "/problems/out-of-space" in open_errors(dashboard)
+        # Its options are still within reach, in the banner.
+        wait(driver, lambda: visible(driver, '#banner-actions button[data-option="free-space"]'), message="Free space in the banner")
+        click(driver, find(driver, '#banner-actions button[data-option="free-space"]'))
+        click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
+        wait(driver, lambda: status_text(driver) == "Live" and open_errors(dashboard) == [], seconds=15, message="freed")
+
+
+# MARK: What came from an error goes with it
+
+
+def test_a_declined_purchase_goes_when_another_window_frees_the_space(context):
+    dashboard, driver = start(context)
+    first, second = open_second_window(driver, dashboard.base + "/")
+    try:
+        for round_number in (1, 2):
+            driver.switch_to.window(first)
+            fill_storage(dashboard, driver, stored=40, waiting=10)
+            dashboard.sim("/sim/faults", {"mode": "decline"})
+            click(driver, find(driver, '[data-view-for="primary"] button[data-option="buy-space"]'))
+            click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
+            wait(driver, lambda: dialog_open(driver, "#alert") and "did not go through" in text_of(driver, "#alert-title"), seconds=15,
+                 message="declined")
+            dashboard.sim("/sim/faults", {"mode": "none"})
+            driver.switch_to.window(second)
+            wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="free-space"]'), message="free space there")
+            click(driver, find(driver, '[data-view-for="primary"] button[data-option="free-space"]'))
+            click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
+            wait(driver, lambda: status_text(driver) == "Live", seconds=15, message="freed in the second window")
+            driver.switch_to.window(first)
+            wait(driver, lambda: not dialog_open(driver, "#alert"), seconds=10, message="the declined purchase went with it")
+            assert open_errors(dashboard) == [], open_errors(dashboard)
+            assert dashboard.sim("/sim/stats")["purchases"] == 0, "nothing bought that nobody needed"
+            print(f"  round {round_number}: declined purchase closed with the space problem")
+    finally:
+        close_window(driver, second, first)
+
+
+# MARK: One owner of what is open
+
+
+def test_try_again_while_the_engine_reconnects_leaves_nothing_open(context):
+    dashboard, driver = start(context, "--backoff-base-ms", "300", "--backoff-cap-ms", "600")
+    for round_number in (1, 2):
+        dashboard.sim("/sim/faults", {"mode": "error500"})
+        dashboard.sim("/sim/expire-token", {})
+        wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=15, message="the error's banner")
+        click(driver, find(driver, '#banner-actions button[data-option="try-again"]'))
+        dashboard.sim("/sim/faults", {"mode": "none"})  # the engine's own next try may get there first
+        wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, "#banner"), seconds=15, message="live")
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            assert not visible(driver, "#banner"), f"a banner while Live: {text_of(driver, '#banner-text')} {text_of(driver, '#banner-note')}"
+            assert open_errors(dashboard) == [], open_errors(dashboard)
+            time.sleep(0.2)
+        print(f"  round {round_number}: nothing left open")
+
+
+# MARK: The page's own retries show progress
+
+
+FAILING_LOADS = """
+(() => {
+  const realFetch = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    if (String(input).startsWith("/api/state") && !window.__letStateThrough) {
+      return Promise.resolve(new Response(JSON.stringify({ detail: "Something broke." }),
+                                          { status: 500, headers: { "Content-Type": "application/problem+json" } }));
+    }
+    return realFetch(input, init);
+  };
+})();
+"""
+
+
+def test_the_pages_own_retries_show_progress_for_at_least_400_ms(context):
+    dashboard, driver = start(context)
+    floor = 390  # 400 ms, less a frame's rounding of the timer
+    # The first load's Try again, failing at once, twice.
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FAILING_LOADS})
+    try:
+        driver.get(dashboard.base + "/")
+        wait(driver, lambda: visible(driver, "#load-view"), message="the load view")
+        for _ in (1, 2):
+            driver.execute_script("document.querySelector('#load-view h2').dataset.old = 'yes'")
+            took = ms_from_click_until(driver, "#load-view button", "!document.querySelector('#load-view h2[data-old]')")
+            assert took >= floor, f"the first load's Try again failed after {took:.0f} ms"
+        driver.execute_script("window.__letStateThrough = true")
+        click(driver, find(driver, "#load-view button"))
+        wait(driver, lambda: status_text(driver) == "Live", message="loaded")
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+
+    # Scroll-back and search, failing at once, twice each.
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 70, "text": "findable"})
+    driver.refresh()
+    wait(driver, lambda: visible(driver, '[data-older-for="primary"]'), message="older messages to load")
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/messages*", "*/api/search*"]})
+    try:
+        click(driver, find(driver, '[data-older-for="primary"]'))
+        wait(driver, lambda: "could not be loaded" in text_of(driver, '[data-older-error-for="primary"]'), message="scroll-back failed")
+        for _ in (1, 2):
+            driver.execute_script("document.querySelector('[data-older-error-for=\"primary\"] .error-view').dataset.old = 'yes'")
+            took = ms_from_click_until(driver, '[data-older-error-for="primary"] button',
+                                       "!!document.querySelector('[data-older-error-for=\"primary\"] .error-view:not([data-old])')")
+            assert took >= floor, f"scroll-back's Try again failed after {took:.0f} ms"
+        find(driver, "#search-field").send_keys("findable")
+        wait(driver, lambda: visible(driver, "#search-again"), message="the search failed")
+        for _ in (1, 2):
+            took = ms_from_click_until(driver, "#search-again",
+                                       "document.querySelector('#search-again').getAttribute('aria-busy') !== 'true'"
+                                       " && document.querySelector('#search-count').textContent.startsWith('The search did not go through')")
+            assert took >= floor, f"search's Try again failed after {took:.0f} ms"
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+
+    # Retry now while the dashboard process does not answer, twice.
+    dashboard.stop()
+    wait(driver, lambda: visible(driver, '#banner-actions [data-key="retry-process"]'), seconds=30, message="the process is gone")
+    for _ in (1, 2):
+        took = ms_from_click_until(driver, '#banner-actions [data-key="retry-process"]',
+                                   "!document.querySelector('#banner-actions [data-key=\"retry-process\"]').hasAttribute('aria-busy')")
+        assert took >= floor, f"Retry now ended after {took:.0f} ms"
+    context.dashboard = None
+
+
+if __name__ == "__main__":
+    run_suite(globals(), SHOTS, dashboard=None)
