@@ -342,8 +342,10 @@ function attemptDone(error, option, answer) {
     case "failed":
       if (answer.error && !state.resolved.has(answer.error.id)) {
         state.errors.set(answer.error.id, answer.error);
-        if (answer.error.id !== error.id) claimError(answer.error.id);
-        if (answer.error.presentation === "alert" && state.alertPlacement.get(answer.error.id) !== "dialog") {
+        // Where an alert shows was decided when it was raised (the feed tells before the answer
+        // comes): the person may have acted in another window since. Only one not seen yet is ours.
+        if (answer.error.presentation === "alert" && !state.alertPlacement.has(answer.error.id)) {
+          claimError(answer.error.id);
           state.alertPlacement.set(answer.error.id, "dialog");
         }
       }

@@ -347,7 +347,7 @@ def test_while_the_process_is_gone_controls_are_off_content_is_marked_and_reconn
         assert not enabled(driver, control), f"{control} is still on"
     assert "Buttons that need it are off" in text_of(driver, "#banner-text"), "the reason is given"
     assert "may be out of date" in text_of(driver, '[data-stale-for="primary"]')
-    assert enabled(driver, '#banner-actions button[data-key="retry"]'), "Retry now stays on"
+    assert enabled(driver, '#banner-actions button[data-key="retry-process"]'), "Retry now stays on"
     label = text_of(driver, "#engine-toggle")
     click(driver, find(driver, "#engine-toggle"))
     assert text_of(driver, "#engine-toggle") == label, "a click on an off control does nothing"
