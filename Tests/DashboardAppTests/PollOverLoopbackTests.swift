@@ -48,6 +48,7 @@ struct PollOverLoopbackTests {
         #expect(text.contains("lp_feed_polls_total{outcome=\"reset\"} 1\n"), "the reset is counted once, by the route that answered it")
         #expect(text.contains("lp_feed_polls_total{outcome=\"received\"} \(count + 1)\n"))
         #expect(text.contains("lp_feed_wake_seconds_count 1\n"), "the one publish was one wake pass")
+        #expect(text.contains("lp_engine_second_polls_refused_total 0\n"), "the loud guard is exposed, and never tripped")
         #expect(PrometheusParse.isValid(text), "every line is a comment or `name{labels} value`")
         await server.shutdown(gracePeriod: .milliseconds(100))
     }
