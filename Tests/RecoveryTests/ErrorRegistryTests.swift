@@ -37,6 +37,17 @@ func sampleError(_ type: String = "/problems/upstream-error", debug: String = "5
                     debug: debug, createdAt: Date(timeIntervalSince1970: 0))
 }
 
+/// An attempter whose attempts wait until the test yields on the returned continuation, then
+/// answer with `answer`: the test acts while an attempt runs.
+func heldAttempter(_ answer: @escaping @Sendable (UserFacingError) -> AttemptResult) -> (ScriptedAttempter, AsyncStream<Void>.Continuation) {
+    let (gate, release) = AsyncStream<Void>.makeStream()
+    let attempter = ScriptedAttempter { _, error in
+        for await _ in gate { break }
+        return answer(error)
+    }
+    return (attempter, release)
+}
+
 @Suite("Error registry")
 struct ErrorRegistryTests {
     let clock = ManualClock()
@@ -234,11 +245,7 @@ struct ErrorRegistryTests {
 
     @Test func aCauseRaisedAgainByItsOwnerMeanwhileTakesTheAnswersNote() async throws {
         let registry = registry()
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let attempter = ScriptedAttempter { _, error in
-            for await _ in gate { break }
-            return .failed(error.failing(because: "still 500"))
-        }
+        let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
         let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
         while attempter.count == 0 { await Task.yield() }
@@ -273,9 +280,7 @@ struct ErrorRegistryTests {
 
     @Test func anErrorAnAttemptMakesIsNotOpenedWhenWhatItCameFromClosedMeanwhile() async throws {
         let registry = registry()
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let attempter = ScriptedAttempter { _, error in
-            for await _ in gate { break }
+        let (attempter, open) = heldAttempter { error in
             var declined = sampleError("/problems/purchase-declined")
             declined.origin = error.causeKey
             return .failed(declined)
@@ -293,11 +298,7 @@ struct ErrorRegistryTests {
 
     @Test func theSameKeyWhileItsAttemptRunsJoinsItAndGetsItsAnswer() async throws {
         let registry = registry()
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let attempter = ScriptedAttempter { _, error in
-            for await _ in gate { break }
-            return .failed(error.failing(because: "still 500"))
-        }
+        let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
         let click = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "click") }
         while attempter.count == 0 { await Task.yield() }
