@@ -8,10 +8,10 @@ import Upstream
 public actor ChatSimulator {
     /// The simulated account's chats, by id from 1: every message goes to one of them, and its
     /// answers carry the name (`chatName`), so the dashboard's chat list reads like a person's.
-    public static let chatNames = ["Family", "Work", "Book club", "Climbing trip", "Chloé"]
+    public static let chatNames = DemoWorld.chats.map(\.name)
 
     public static func chatName(_ chatId: Int64) -> String? {
-        chatNames.indices.contains(Int(chatId) - 1) ? chatNames[Int(chatId) - 1] : nil
+        DemoWorld.name(of: chatId)
     }
 
     /// What an upstream call turns into: an answer now, or a poll to hold.
@@ -53,6 +53,9 @@ public actor ChatSimulator {
     private var statistics = SimulatorStatistics()
     /// Where the world is kept across restarts; nil keeps it in memory only.
     private let worldFile: SimulatorWorldFile?
+    /// Told whenever a setting changes (faults, the automatic rate, the linked account, the quota),
+    /// so every window of the dashboard shows the simulator as it is.
+    private var settingsObserver: (@Sendable (SimulatorStatistics) async -> Void)?
 
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration()) {
         self.configuration = configuration
@@ -95,7 +98,33 @@ public actor ChatSimulator {
             }
             try file.saveSettings(primaryUserId: primaryUserId, linkedUserId: linkedUserId, nextUserId: nextUserId, quota: quota,
                                   purchaseCount: purchaseCount)
+            if configuration.demo {
+                // A new demo world has a short history in its chats, as an account someone uses would.
+                for user in [primaryUserId, linkedUserId].compactMap({ $0 }) {
+                    let history = DemoWorld.history(endingAt: Date(), using: &random)
+                    try file.append(history, user: user)
+                    messagesByUser[user] = history
+                    fragmentsByUser[user] = history.map(AnswerJSON.fragment)
+                }
+            }
         }
+    }
+
+    /// With `configuration.demo`, a message now and then by itself (`DemoWorld.messagesPerSecond`).
+    public func startDemo() {
+        guard configuration.demo, autoRate == 0 else { return }
+        setAutoRate(DemoWorld.messagesPerSecond)
+    }
+
+    /// `handler` hears the simulator's settings after every change.
+    public func observeSettings(_ handler: @escaping @Sendable (SimulatorStatistics) async -> Void) {
+        settingsObserver = handler
+    }
+
+    private func settingsChanged() {
+        guard let observer = settingsObserver else { return }
+        let snapshot = stats()
+        Task { await observer(snapshot) }
     }
 
     /// Writes the accounts, quota and purchase count to the world file, if there is one.
@@ -366,15 +395,16 @@ public actor ChatSimulator {
         var list = messagesByUser.removeValue(forKey: user) ?? []  // taken out, so appending copies nothing
         var fragments = fragmentsByUser.removeValue(forKey: user) ?? []
         let sentAt = Timestamp.string(Date())
-        let senders = ["Alice", "Bob", "Chloé", "Dmitri", "Eve"]
         var ids: [Int64] = []
         ids.reserveCapacity(count)
         let firstNew = list.count
         for _ in 0..<count {
             let id = Int64(list.count + 1)
             let chatId = Int64.random(in: 1...Int64(Self.chatNames.count), using: &random)
-            let message = UpstreamMessage(id: id, chatId: chatId, sender: senders[Int.random(in: 0..<senders.count, using: &random)],
-                                          text: text ?? "Message \(id) for \(account)", sentAt: sentAt, chatName: Self.chatName(chatId))
+            let sender = DemoWorld.sender(in: chatId, using: &random)
+            // The demo says what people say; otherwise each message names itself, for tests to find.
+            let words = text ?? (configuration.demo ? DemoWorld.line(in: chatId, using: &random) : "Message \(id) for \(account)")
+            let message = UpstreamMessage(id: id, chatId: chatId, sender: sender, text: words, sentAt: sentAt, chatName: Self.chatName(chatId))
             list.append(message)
             fragments.append(AnswerJSON.fragment(message))
             ids.append(id)
@@ -397,7 +427,14 @@ public actor ChatSimulator {
             for id in Array(polls.keys) {
                 finishPoll(id, with: .dropConnection)
             }
+        } else if settings.mode != .none && settings.mode != .decline {
+            // A fault takes effect now, not when the held poll would have ended by itself: the
+            // poll is answered with nothing new, and the next one meets the fault.
+            for id in Array(polls.keys) {
+                finishPoll(id, with: Self.json(MessagesAnswer(messages: [:])))
+            }
         }
+        settingsChanged()
     }
 
     /// Attaches a linked account (with a new user id) or detaches it; either way the current
@@ -411,6 +448,7 @@ public actor ChatSimulator {
         }
         keepSettings()
         expireTokens()
+        settingsChanged()
     }
 
     /// Sets the quota the next session announces; the token expires, so the engine asks at once.
@@ -418,6 +456,7 @@ public actor ChatSimulator {
         quota = bytes
         keepSettings()
         expireTokens()
+        settingsChanged()
     }
 
     public func expireTokens() {
@@ -431,6 +470,7 @@ public actor ChatSimulator {
         autoTask?.cancel()
         autoTask = nil
         autoRate = perSecond
+        settingsChanged()
         guard perSecond > 0 else { return }
         // At most one tick an hour: a rate like 1e-300 must not overflow the sleep (found by schemathesis).
         let interval = min(3600, max(0.01, 1 / perSecond))

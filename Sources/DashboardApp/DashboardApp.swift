@@ -43,10 +43,7 @@ public struct DashboardApp: HTTPResponder {
         self.polls = polls
         ErrorRoutes(services: services).register(in: &router)
         let store = services.store
-        let filler = services.simulator.map { simulator in
-            StorageFiller(simulator: simulator, usage: { await store.storageUsage() },
-                          quotaFromUpstream: services.engine.options.quotaOverride == nil)
-        }
+        let filler = services.simulator.map { simulator in StorageFiller(simulator: simulator, usage: { await store.storageUsage() }) }
         SimulatorRoutes(simulator: services.simulator, filler: filler).register(in: &router)
         MetricsRoutes(services: services).register(in: &router)
         self.router = router

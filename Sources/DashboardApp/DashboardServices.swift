@@ -45,6 +45,8 @@ public struct DashboardServices: Sendable {
         let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter)
         Task(executorPreference: loop) { await hub.run(events) }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
+        // Every window shows the simulator as it is, whoever changed it and through which door.
+        await simulator?.observeSettings { stats in await feed.publish("simulator", stats) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
                                  simulator: simulator, httpStatistics: httpStatistics)
     }

@@ -46,7 +46,9 @@ struct StatusBoard: Sendable, Equatable {
     }
 
     /// Applies `change`; returns the status to announce, or nil when there is nothing to say.
-    mutating func change(_ change: (inout ConnectionStatus) -> Void) -> ConnectionStatus? {
+    /// `successIsNews`: a moved `lastSuccessAt` is said now (a poll sent again without an answer
+    /// before it, after a token renewal: the page measures its silence from there).
+    mutating func change(successIsNews: Bool = false, _ change: (inout ConnectionStatus) -> Void) -> ConnectionStatus? {
         var next = status
         change(&next)
         guard next != status else { return nil }
@@ -54,7 +56,7 @@ struct StatusBoard: Sendable, Equatable {
         previousIgnoringSuccess.lastSuccessAt = next.lastSuccessAt
         status = next
         let successNews = next.lastSuccessAt.map { success in
-            announcedSuccessAt.map { success.timeIntervalSince($0) >= Self.successAnnouncementInterval } ?? true
+            successIsNews || (announcedSuccessAt.map { success.timeIntervalSince($0) >= Self.successAnnouncementInterval } ?? true)
         } ?? false
         guard previousIgnoringSuccess != next || successNews else { return nil }
         announcedSuccessAt = next.lastSuccessAt

@@ -332,6 +332,11 @@ public actor SyncEngine {
             } else if reconnecting {
                 catchUpPending = true
             }
+            if !reconnecting {
+                // A token renewed mid-cycle: the upstream answered, and the next poll's silence
+                // counts from now (else the page would call a quiet account slow after a renewal).
+                update(successIsNews: true) { $0.lastSuccessAt = now() }
+            }
             return
         }
     }
@@ -519,9 +524,9 @@ public actor SyncEngine {
     }
 
     /// Changes the status; the page hears of what is worth saying (`StatusBoard`).
-    private func update(_ change: (inout ConnectionStatus) -> Void) {
+    private func update(successIsNews: Bool = false, _ change: (inout ConnectionStatus) -> Void) {
         let activeCycles = tag == nil ? 0 : 1
-        if let announced = statusBoard.change({ change(&$0); $0.activeCycles = activeCycles }) {
+        if let announced = statusBoard.change(successIsNews: successIsNews, { change(&$0); $0.activeCycles = activeCycles }) {
             emit(.connection(announced))
         }
     }

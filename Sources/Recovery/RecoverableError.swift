@@ -12,10 +12,12 @@ public enum Presentation: String, Sendable, Codable {
     case toast
 }
 
-/// What an option does in a dialog: the default button, a cancel button, or neither.
+/// What an option does in a dialog: the default button, a cancel button, one that deletes
+/// something for good (shown as such, never the default), or none of these.
 public enum OptionRole: String, Sendable, Codable {
     case `default`
     case cancel
+    case destructive
 }
 
 /// A way out of an error, with a stable id the page posts back.
@@ -52,7 +54,8 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
     public static let cancel = RecoveryOption(id: "cancel", title: "Cancel", role: .cancel)
     /// Cancel where it only hides the problem (the engine stays as it is), named for that.
     public static let notNow = RecoveryOption(id: "cancel", title: "Not now", role: .cancel)
-    public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space")
+    /// It deletes the oldest messages for good: destructive, and asked first.
+    public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space", role: .destructive)
     public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
     /// Asks for the account's password and signs in with it (an upstream that signs in: Matrix).
     public static let signIn = RecoveryOption(id: "sign-in", title: "Sign in again", role: .default, input: "password")

@@ -304,10 +304,11 @@ public actor MessageStore {
     }
 
     /// What Free space would remove so that a waiting batch of `neededBytes` fits: the oldest
-    /// messages (by sending time) until usage is at most 75 % of the quota and the batch fits
-    /// beside it; when the disk rather than the quota is full (`diskFull`), a quarter of what is
-    /// stored. Nil when removing messages cannot make room (no quota, or a batch larger than the
-    /// quota itself, or nothing stored).
+    /// messages (by sending time) until the batch fits with `headroomShare` of the quota to spare
+    /// (so the next message does not find storage full again), and no more; when the disk rather
+    /// than the quota is full (`diskFull`), a quarter of what is stored. Nil when removing
+    /// messages cannot make room (no quota, or a batch larger than the quota itself, or nothing
+    /// stored).
     public func freeSpacePlan(neededBytes: Int64, diskFull: Bool = false) throws(StoreError) -> FreeSpacePlan? {
         do {
             guard let mustFree = bytesToFree(neededBytes: neededBytes, diskFull: diskFull) else { return nil }
@@ -378,13 +379,22 @@ public actor MessageStore {
                              messageIDs: ids)
     }
 
+    /// The share of the quota Free space leaves free beside the waiting batch.
+    public static let headroomShare = 0.1
+
+    /// What Free space leaves free beside a batch of `neededBytes`, under `quota`: a tenth of the
+    /// quota, or what is left once the batch is in when that is less.
+    public static func headroom(quota: Int64, neededBytes: Int64) -> Int64 {
+        max(0, min(Int64(Double(quota) * headroomShare), quota - neededBytes))
+    }
+
     private func bytesToFree(neededBytes: Int64, diskFull: Bool) -> Int64? {
         let used = usage.usedBytes
         let target: Int64
         if diskFull {
             target = used * 3 / 4
         } else if let quota = usage.quotaBytes, neededBytes <= quota {
-            target = min(quota * 3 / 4, quota - neededBytes)
+            target = quota - neededBytes - Self.headroom(quota: quota, neededBytes: neededBytes)
         } else {
             return nil
         }

@@ -41,6 +41,15 @@ public enum StoreLocation: Sendable, Equatable {
         return stem + ".simulator.sqlite"
     }
 
+    /// Where the dashboard keeps its access token beside a file store: `store.sqlite` ->
+    /// `store.token` (mode 0600), so a page left open survives a restart. Nil in memory: then the
+    /// token lives for one launch.
+    public var accessTokenPath: String? {
+        guard case .file(let path) = self else { return nil }
+        let stem = path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) : path
+        return stem + ".token"
+    }
+
     /// The path, or `:memory:`.
     public var description: String { sqlitePath }
 

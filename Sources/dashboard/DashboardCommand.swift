@@ -88,7 +88,12 @@ enum DashboardCommand {
             do {
                 // With a persistent store the simulator keeps its world beside it, so a restart of the
                 // dashboard is not a reset of the chat server.
-                let started = try await SimulatorServer.start(dataPath: storeLocation.simulatorWorldPath, loop: upstreamLoop)
+                // The demo (a short history, a message now and then) unless asked not to or nothing is kept.
+                let demo = !options.noDemo && storeLocation != .memory
+                let configuration = SimulatorConfiguration(storageQuotaBytes: SimulatorConfiguration.builtInQuotaBytes, demo: demo)
+                let started = try await SimulatorServer.start(configuration: configuration, dataPath: storeLocation.simulatorWorldPath,
+                                                              loop: upstreamLoop)
+                await started.simulator.startDemo()
                 simulator = started
                 upstreamURL = URL(string: started.url)!
                 say("simulator listening on \(started.url)")
@@ -108,7 +113,18 @@ enum DashboardCommand {
             holdSeconds: options.holdSeconds,
             quotaOverride: options.quota
         )
-        let secrets = LaunchSecrets()
+        // The access token is kept beside a file store, so a page left open survives a restart.
+        var keptToken: String?
+        if !options.noAuth, let tokenPath = storeLocation.accessTokenPath {
+            do {
+                let (token, isNew) = try AccessTokenFile.load(path: tokenPath, renew: options.newToken)
+                keptToken = token
+                if isNew { log.info("made a new access token, kept in \(tokenPath)") }
+            } catch {
+                fail("\(error)", code: 1)
+            }
+        }
+        let secrets = LaunchSecrets(accessToken: keptToken)
         let upstream: any UpstreamAPI
         if let matrixUser = options.matrixUser, let homeserver = URL(string: String(upstreamURL.absoluteString.dropFirst("matrix+".count))) {
             // Secrets come from the environment only, and are not left there for child processes.

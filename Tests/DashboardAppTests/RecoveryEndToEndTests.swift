@@ -22,9 +22,10 @@ struct RecoveryEndToEndTests {
     }
 
     /// `quota` nil: the simulator's quota is the one in force (no `--quota`).
-    private func world(quota: Int64?) async throws -> World {
+    private func world(quota: Int64?, simulatorQuota: Int64 = 50_000_000) async throws -> World {
         let loop = try EventLoop(name: "recovery-test")
-        let simulator = try await SimulatorServer.start(configuration: SimulatorConfiguration(linkedAtStart: false), loop: loop)
+        let simulator = try await SimulatorServer.start(configuration: SimulatorConfiguration(linkedAtStart: false, storageQuotaBytes: simulatorQuota),
+                                                        loop: loop)
         let store = try MessageStore(location: .memory)
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
                                     quotaOverride: quota)
@@ -127,8 +128,7 @@ struct RecoveryEndToEndTests {
 
     private func filler(_ world: World) -> StorageFiller {
         let store = world.store
-        return StorageFiller(simulator: world.simulator.simulator, usage: { await store.storageUsage() },
-                             quotaFromUpstream: world.services.engine.options.quotaOverride == nil)
+        return StorageFiller(simulator: world.simulator.simulator, usage: { await store.storageUsage() })
     }
 
     private func fillsStorage(_ world: World) async throws {
@@ -142,14 +142,17 @@ struct RecoveryEndToEndTests {
         guard answer.status == .recovered else { Issue.record("the purchase did not recover"); return }
     }
 
-    @Test func fillStorageWorksWithTheUpstreamsQuotaBeforeAndAfterBuyingSpace() async throws {
-        let world = try await world(quota: nil)
+    @Test func fillStorageFillsTheUpstreamsQuotaWithoutShrinkingItBeforeAndAfterBuyingSpace() async throws {
+        let world = try await world(quota: nil, simulatorQuota: 200_000)
         await world.simulator.simulator.publish(account: "primary", count: 5)
         #expect(try await until { await world.store.cursor(for: .primary) == "5" })
         try await fillsStorage(world)
+        #expect(await world.simulator.simulator.stats().quotaBytes == 200_000, "filled, not shrunk")
         try await buySpace(world)
-        #expect((await world.store.storageUsage().quotaBytes ?? 0) > 10_000_000)
+        let bought = await world.store.storageUsage().quotaBytes ?? 0
+        #expect(bought > 10_000_000)
         try await fillsStorage(world)
+        #expect(await world.store.storageUsage().quotaBytes == bought, "what was bought stays")
         await world.services.engine.stop()
     }
 
@@ -170,6 +173,7 @@ struct RecoveryEndToEndTests {
         #expect(try await until { await world.store.storageUsage().quotaBytes == 500_000_000 })
         guard case .failure(let refusal) = await filler(world).fill() else { Issue.record("expected a refusal"); return }
         #expect(refusal.detail.contains("smaller --quota"))
+        #expect(refusal.detail.hasPrefix("500 MB are free"))
         #expect(await world.simulator.simulator.stats().published == 0)
         await world.services.engine.stop()
     }

@@ -53,6 +53,40 @@ struct RestartTests {
         #expect(await second.stop().status == 0)
     }
 
+    @Test func theAccessTokenIsKeptBesideTheStoreUnlessANewOneIsAskedFor() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("token-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let arguments = ["--port", "0", "--db", folder + "/store.sqlite", "--no-demo", "--log-level", "warning"]
+
+        let first = try await RunningDashboard(arguments)
+        let token = try #require(first.token)
+        #expect(await first.stop().status == 0)
+        let tokenFile = folder + "/store.token"
+        let attributes = try FileManager.default.attributesOfItem(atPath: tokenFile)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "readable by its owner only")
+        #expect(try String(contentsOfFile: tokenFile, encoding: .utf8).contains(token))
+
+        let second = try await RunningDashboard(arguments)
+        #expect(second.token == token, "a page left open goes on with the same cookie")
+        #expect(try await second.json("/api/session")["csrfToken"] is String, "and reads with it")
+        #expect(await second.stop().status == 0)
+
+        let renewed = try await RunningDashboard(arguments + ["--new-token"])
+        #expect(renewed.token != nil && renewed.token != token, "--new-token makes a new one")
+        #expect(await renewed.stop().status == 0)
+        let afterRenewal = try await RunningDashboard(arguments)
+        #expect(afterRenewal.token == renewed.token, "and that one is kept")
+        #expect(await afterRenewal.stop().status == 0)
+
+        let memory = ["--port", "0", "--db", ":memory:", "--log-level", "warning"]
+        let once = try await RunningDashboard(memory)
+        #expect(await once.stop().status == 0)
+        let again = try await RunningDashboard(memory)
+        #expect(again.token != once.token, "with nothing kept, the token lives for one launch")
+        #expect(await again.stop().status == 0)
+    }
+
     @Test func anExternalServerThatWentBackIsNoticedAndResyncLosesNothing() async throws {
         let server = try ChildProcess("chat-server", ["--port", "0"])
         let serverLine = try #require(await server.nextLine())

@@ -50,6 +50,21 @@ struct ChatHistoryTests {
         #expect(try await reopened.chats(of: .primary).map(\.unread).sorted() == [0, 2])
     }
 
+    @Test func aChatReadUpToAMessageKeepsTheNewerOnesUnread() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply(said(1...4, chat: 1), to: .primary, receivedAt: now, cursor: "4")  // history: never unread
+        _ = try await store.apply(said(5...9, chat: 1), to: .primary, receivedAt: now, cursor: "9", unread: .all)
+        #expect(try await chat(store, 1)?.unread == 5)
+        #expect(try await store.markRead(chat: 1, of: .primary, through: 3), "a search result among the history")
+        #expect(try await chat(store, 1)?.unread == 5, "nothing unread was shown")
+        #expect(try await store.markRead(chat: 1, of: .primary, through: 6))
+        #expect(try await chat(store, 1)?.unread == 3, "7, 8 and 9 are still unread")
+        #expect(try await store.markRead(chat: 1, of: .primary, through: 5))
+        #expect(try await chat(store, 1)?.unread == 3, "reading less again unreads nothing")
+        #expect(try await store.markRead(chat: 1, of: .primary))
+        #expect(try await chat(store, 1)?.unread == 0)
+    }
+
     @Test func chatsComeNewestActivityFirstWithTheirLastMessageTime() async throws {
         let store = try MessageStore(location: .file(path))
         _ = try await store.apply(said(1...2, chat: 7, at: "2026-11-29T10:00:00.000Z"), to: .primary, receivedAt: now)

@@ -35,6 +35,33 @@ struct SearchTests {
         #expect(try await found(store, "cafe", .linked).isEmpty, "each account its own")
     }
 
+    @Test func theMessageThatSaysWhatWasTypedComesFirst() async throws {
+        let store = try MessageStore(location: .file(path))
+        // Newer messages whose numbers start with what was typed, and one older that says it exactly.
+        let texts = ["Message 150 for primary"] + (1500...1509).map { "Message \($0) for primary" } + ["150 messages, said the Message board"]
+        _ = try await store.apply(said(texts), to: .primary, receivedAt: now)
+        let typed = try await found(store, "Message 150")
+        #expect(typed.first == 1, "the exact phrase first, though ten newer ones start the same: \(typed)")
+        #expect(typed.dropFirst().first == 12, "then every word whole, in any order")
+        #expect(Set(typed.dropFirst(2)) == Set(2...11), "then the words typed so far")
+        #expect(typed.count == 12, "each once")
+        #expect(Set(try await found(store, "150").prefix(2)) == [1, 12], "one word: whole before the longer ones")
+        // Operators and phrases keep FTS5's order: the tiers are for plain words.
+        #expect(Set(try await found(store, "\"message 150\" OR board")) == [1, 12])
+    }
+
+    @Test func theCountIsExactUpToAThousandAndSaysMoreThanBeyond() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply(said((1...1005).map { "apple number \($0)" }), to: .primary, receivedAt: now)
+        let common = try await store.search(SearchQuery("apple "), account: .primary, limit: 20)
+        #expect(common.results.count == 20)
+        #expect(common.total == 1000 && !common.totalIsExact, "more than 1,000: not counted further")
+        let rare = try await store.search(SearchQuery("number 77 "), account: .primary, limit: 20)
+        #expect(rare.total == 1 && rare.totalIsExact)
+        let paged = try await store.search(SearchQuery("apple "), account: .primary, offset: 1000, limit: 20)
+        #expect(paged.results.count == 5 && paged.next == nil, "the last page")
+    }
+
     @Test func theIndexFollowsEveryWayMessagesGo() async throws {
         let store = try MessageStore(location: .file(path))
         _ = try await store.apply(said(["first apple", "second apple", "third apple", "fourth apple"]), to: .primary, receivedAt: now)

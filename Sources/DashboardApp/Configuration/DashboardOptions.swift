@@ -24,6 +24,11 @@ public struct DashboardOptions: Sendable, Equatable {
     public var alwaysOn = false
     /// Reads need no access token (`--no-auth`).
     public var noAuth = false
+    /// A new access token even when one is kept beside the store (`--new-token`).
+    public var newToken = false
+    /// The built-in simulator starts without its demo history and sends nothing by itself
+    /// (`--no-demo`; always so with `--db :memory:`).
+    public var noDemo = false
     public var backoffBaseMilliseconds = 2000
     public var backoffCapMilliseconds = 30000
     /// How long the upstream is asked to hold a poll.
@@ -87,14 +92,19 @@ public struct DashboardOptions: Sendable, Equatable {
                              ~/.local/share/lp-dashboard/store.sqlite); :memory: keeps nothing
           --no-auth          read without the access token (anyone who can reach the port can
                              read every stored message); writes still need the page's CSRF token
+          --new-token        make a new access token instead of the one kept beside the store
+                             (an address printed before stops working)
+          --no-demo          the built-in simulator starts with no demo history and sends no
+                             messages by itself (so it is with --db :memory:)
           --log-level LEVEL  error, warning, info, debug or trace (default info); logs go to stderr
           --help             show this help and exit
           --version          print the version and exit
 
         When ready it prints "dashboard listening on http://HOST:PORT/?token=TOKEN" on stdout:
-        open that address; the token (new each launch) is what lets a browser or a client read
-        through the API (as a cookie, or "Authorization: Bearer TOKEN"). With --no-auth the line
-        has no token. SIGINT or SIGTERM stops it gracefully.
+        open that address; the token is what lets a browser or a client read through the API (as
+        a cookie, or "Authorization: Bearer TOKEN"). It is kept beside the store (mode 0600), so a
+        page left open goes on after a restart; with --db :memory: it is new each launch. With
+        --no-auth the line has no token. SIGINT or SIGTERM stops it gracefully.
         """
 
     static func isNumericAddress(_ host: String) -> Bool {
@@ -176,6 +186,12 @@ public struct DashboardOptions: Sendable, Equatable {
             case "--no-auth":
                 if inlineValue != nil { throw UsageError(message: "--no-auth takes no value") }
                 options.noAuth = true
+            case "--new-token":
+                if inlineValue != nil { throw UsageError(message: "--new-token takes no value") }
+                options.newToken = true
+            case "--no-demo":
+                if inlineValue != nil { throw UsageError(message: "--no-demo takes no value") }
+                options.noDemo = true
             case "--backoff-base-ms", "--backoff-cap-ms":
                 let text = try value()
                 guard let milliseconds = Int(text), (1...3_600_000).contains(milliseconds) else {

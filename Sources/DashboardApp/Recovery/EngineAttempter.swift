@@ -109,7 +109,10 @@ struct EngineAttempter: RecoveryAttempter {
         }
         log.info("freed \(removed.bytes) bytes: \(removed.messageCount) message(s)")
         await self.removed(removed)
-        let what = "Removed the \(removed.messageCount == 1 ? "oldest message" : "\(removed.messageCount) oldest messages") (\(ErrorCatalog.megabytes(removed.bytes)))"
+        let room = shown.extensions["quotaBytes"].map {
+            ", " + ErrorCatalog.freeSpaceRoom(neededBytes: shown.extensions["neededBytes"] ?? 0, quota: $0).replacingOccurrences(of: "to make", with: "making")
+        } ?? ""
+        let what = "Deleted the \(removed.messageCount == 1 ? "oldest message" : "\(removed.messageCount) oldest messages") (\(ErrorCatalog.megabytes(removed.bytes)))\(room)"
         return await storeWaitingBatch(shown: shown, after: what)
     }
 

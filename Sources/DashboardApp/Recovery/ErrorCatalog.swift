@@ -48,8 +48,8 @@ enum ErrorCatalog {
                              suggestion: "Sign in again with the account's password. It is used once to get a new session and is not stored.",
                              presentation: .alert, options: [.signIn, .stopSyncing], debug: problem.debug, createdAt: date)
         case .tokenRefused:
-            UserFacingError(type: "/problems/token-refused", title: "The chat server did not accept the session",
-                             detail: "It refused a freshly issued session, so no messages can be fetched.",
+            UserFacingError(type: "/problems/token-refused", title: "The chat server won't let this dashboard in",
+                             detail: "It turned down the sign-in it had just given, so no new messages can be fetched.",
                              suggestion: "Syncing keeps trying on its own, less often each time. Try again now, or stop syncing.",
                              presentation: .alert, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .anotherPoller:
@@ -84,7 +84,7 @@ enum ErrorCatalog {
         // Cancel here only hides the view (syncing stays paused), so it says so.
         var options: [RecoveryOption] = [.notNow]
         if let plan = freeSpacePlan {
-            options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan)))
+            options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan, neededBytes: problem.neededBytes ?? 0, quota: quota)))
             extensions["freeSpaceMessages"] = Int64(plan.messageCount)
             extensions["freeSpaceBytes"] = plan.bytes
         }
@@ -107,19 +107,26 @@ enum ErrorCatalog {
         case (false, true): "Buy more space to keep syncing."
         case (false, false): "The waiting messages are larger than the whole quota."
         }
-        return UserFacingError(type: "/problems/out-of-space", title: "Storage is full",
+        return UserFacingError(type: "/problems/out-of-space", title: spaceTitle(quota: quota!, used: problem.usage?.usedBytes),
                                 detail: spaceDetail(quota: quota!, used: problem.usage?.usedBytes, needed: problem.neededBytes),
                                 suggestion: way + " Nothing is lost while you decide: new messages wait on the server.",
                                 presentation: presentation, options: options,
                                 debug: problem.debug, createdAt: date, extensions: extensions)
     }
 
-    /// The figures the storage card shows too, so the two agree: "New messages (6 KB) do not fit
+    /// "Storage is full" only when it nearly is; else what is true: the new messages are larger
+    /// than what is left (a storage card at 37 % must not be called full).
+    static func spaceTitle(quota: Int64, used: Int64?) -> String {
+        guard let used, Double(used) < Double(quota) * 0.95 else { return "Storage is full" }
+        return "New messages don't fit in your storage"
+    }
+
+    /// The figures the storage card shows too, so the two agree: "New messages (6 KB) don't fit
     /// into the 5 KB left of your 20 KB."
     static func spaceDetail(quota: Int64, used: Int64?, needed: Int64?) -> String {
-        guard let used, let needed, needed > 0 else { return "New messages do not fit into the \(megabytes(quota)) you have." }
+        guard let used, let needed, needed > 0 else { return "New messages don't fit into the \(megabytes(quota)) you have." }
         let left = max(0, quota - used)
-        return "New messages (\(megabytes(needed))) do not fit into the \(left == 0 ? "nothing" : megabytes(left)) left of your \(megabytes(quota))."
+        return "New messages (\(megabytes(needed))) don't fit into the \(left == 0 ? "nothing" : megabytes(left)) left of your \(megabytes(quota))."
     }
 
     /// What Buy more space buys: what the batch needs, twice, and at least 10 MB.
@@ -127,11 +134,20 @@ enum ErrorCatalog {
         max(10_000_000, neededBytes * 2)
     }
 
-    static func freeSpaceQuestion(_ plan: FreeSpacePlan) -> String {
+    /// What Free space does, said before it does it: what goes, and what room that makes.
+    static func freeSpaceQuestion(_ plan: FreeSpacePlan, neededBytes: Int64, quota: Int64?) -> String {
         let count = plan.messageCount == 1 ? "the oldest message" : "the \(plan.messageCount) oldest messages"
         let when = sentRange(plan)
-        return "This removes \(count) stored on this computer (\(when)\(megabytes(plan.bytes))). "
+        let room = quota.map { freeSpaceRoom(neededBytes: neededBytes, quota: $0) } ?? "to make room"
+        return "This deletes \(count) stored on this computer (\(when)\(megabytes(plan.bytes))), \(room). "
             + "They cannot be fetched from the chat server again."
+    }
+
+    /// "to make room for the new messages (4.0 KB) with 500 B to spare"
+    static func freeSpaceRoom(neededBytes: Int64, quota: Int64) -> String {
+        let spare = MessageStore.headroom(quota: quota, neededBytes: neededBytes)
+        let needed = neededBytes > 0 ? " (\(megabytes(neededBytes)))" : ""
+        return "to make room for the new messages\(needed)" + (spare > 0 ? " with \(megabytes(spare)) to spare" : "")
     }
 
     /// "sent 29 Nov 12:00 to 12:05, " in the local time zone (the browser runs on this machine too).

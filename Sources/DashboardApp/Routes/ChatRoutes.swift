@@ -43,16 +43,25 @@ struct ChatRoutes {
         guard let chat = Int64(text) else {
             return Problem(status: .badRequest, detail: "The chat id must be a number.").response
         }
+        // An empty body marks it all read; {"through": id} only up to the newest message shown.
+        struct Body: Decodable { var through: Int64? }
+        var through: Int64?
+        if !request.body.isEmpty {
+            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+                return Problem(status: .badRequest, detail: "The body must be empty, {} or {\"through\": <message id>}.").response
+            }
+            through = body.through
+        }
         let summary: ChatSummary?
         do {
-            guard try await copy.store.markRead(chat: chat, of: account) else {
+            guard try await copy.store.markRead(chat: chat, of: account, through: through) else {
                 return Problem(status: .notFound, detail: "The \(account) account has no chat \(chat).").response
             }
             summary = try await copy.store.chats(of: account).first { $0.id == chat }
         } catch {
             return Problem.storageError("The chat cannot be marked read", writing: true).response
         }
-        await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat))
+        await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: summary?.unread ?? 0))
         return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
     }
 }
@@ -89,8 +98,10 @@ struct ChatBody: Encodable, Sendable {
     }
 }
 
-/// `chat.read`: a chat was marked read (in this page or another).
+/// `chat.read`: a chat was marked read (in this page or another), and how many stay unread (0
+/// unless it was read only up to a message).
 struct ChatReadBody: Encodable, Sendable {
     var account: String
     var chatId: Int64
+    var unread: Int64
 }

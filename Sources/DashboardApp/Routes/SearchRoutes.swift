@@ -59,7 +59,8 @@ struct SearchRoutes {
     }
 }
 
-/// `{"results": [{"message": {...}, "snippet": [{"text", "match"}...]}...], "next": N | null}`.
+/// `{"results": [{"message": {...}, "snippet": [{"text", "match"}...]}...], "next": N | null,
+/// "total": n, "totalIsExact": bool}`: the count is exact up to 1,000 matches, "more than" beyond.
 struct SearchPageBody: Encodable, Sendable {
     struct Result: Encodable, Sendable {
         var message: MessagePageBody.Message
@@ -73,19 +74,25 @@ struct SearchPageBody: Encodable, Sendable {
 
     var results: [Result]
     var next: String?
+    var total: Int
+    var totalIsExact: Bool
 
     init(_ page: SearchPage) {
+        total = page.total
+        totalIsExact = page.totalIsExact
         results = page.results.map { result in
             Result(message: MessagePageBody.messages([result.message])[0], snippet: result.snippet.map { Piece(text: $0.text, match: $0.match) })
         }
         next = page.next.map(String.init)
     }
 
-    enum CodingKeys: String, CodingKey { case results, next }
+    enum CodingKeys: String, CodingKey { case results, next, total, totalIsExact }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(results, forKey: .results)
         try container.encode(next, forKey: .next)  // null, not absent, on the last page
+        try container.encode(total, forKey: .total)
+        try container.encode(totalIsExact, forKey: .totalIsExact)
     }
 }

@@ -55,17 +55,12 @@ struct SimulatorRoutes {
 }
 
 /// "Fill storage" for demos and tests: makes the next messages not fit, whatever the quota is now
-/// (bought space included).
-///
-/// When the quota comes from the upstream, the simulator announces one just above what is stored
-/// and publishes a few messages. Under `--quota` the upstream's figure is not used, so it publishes
-/// messages of about 4 KB until they add up to more than the free space, up to `maximumPublished`
-/// (beyond that it refuses and says why, rather than flood the simulator).
+/// (bought space included), by publishing messages of about 16 KB until they add up to more than
+/// the free space: storage fills, as it would for a person, and the quota stays what it is (a
+/// purchase never seems to vanish). Beyond `maximumPublished` messages it refuses and says why.
 struct StorageFiller: Sendable {
     struct Filled: Encodable, Sendable {
         var published: Int
-        /// The quota the simulator announces now, when it was changed.
-        var announcedQuotaBytes: Int64?
     }
 
     struct Refusal: Error {
@@ -74,26 +69,22 @@ struct StorageFiller: Sendable {
 
     let simulator: ChatSimulator
     let usage: @Sendable () async -> StorageUsage
-    /// True when the store's quota is the upstream's figure (no `--quota`).
-    let quotaFromUpstream: Bool
-    var maximumPublished = 10_000
-    static let filler = "A long message to fill storage. " + String(repeating: "All work and no play. ", count: 185)
+    var maximumPublished = 2_000
+    static let filler = (0..<200).map { "Sample text \($0 + 1) of 200, filling storage for the demo. " + String(repeating: "·", count: 20) }
+        .joined(separator: "\n")
 
     func fill() async -> Result<Filled, Refusal> {
         let usage = await usage()
-        if quotaFromUpstream || usage.quotaBytes == nil {
-            let quota = usage.usedBytes + 1_500
-            await simulator.setQuota(quota)
-            await simulator.publish(account: "primary", count: 40)
-            return .success(Filled(published: 40, announcedQuotaBytes: quota))
+        guard let quota = usage.quotaBytes else {
+            return .failure(Refusal(detail: "There is no storage quota, so storage cannot be filled."))
         }
-        let free = max(0, usage.quotaBytes! - usage.usedBytes)
-        let count = Int(free / Int64(Self.filler.utf8.count)) + 3
+        let free = max(0, quota - usage.usedBytes)
+        let count = Int(free / Int64(Self.filler.utf8.count)) + 2
         guard count <= maximumPublished else {
-            return .failure(Refusal(detail: "\(free / 1_000_000) MB are free under --quota; filling them would take \(count) messages. "
+            return .failure(Refusal(detail: "\(free / 1_000_000) MB are free; filling them would take \(count) messages. "
                                     + "Start the dashboard with a smaller --quota to try storage running out."))
         }
         await simulator.publish(account: "primary", count: count, text: Self.filler)
-        return .success(Filled(published: count, announcedQuotaBytes: nil))
+        return .success(Filled(published: count))
     }
 }

@@ -1,4 +1,10 @@
-/// Values made fresh for each launch of the process.
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The secrets of one launch: the CSRF token and the epoch are fresh each time; the access token
+/// is fresh too unless it is kept across launches (`AccessTokenFile`).
 public struct LaunchSecrets: Sendable {
     /// Sent back by the page in `X-CSRF-Token` on every state-changing request. 256 random bits.
     public let csrfToken: String
@@ -8,19 +14,26 @@ public struct LaunchSecrets: Sendable {
     /// in the ready line, and never logged.
     public let accessToken: String
 
-    public init<Generator: RandomNumberGenerator>(using generator: inout Generator) {
+    /// `accessToken`: the one kept from an earlier launch; nil makes a new one.
+    public init<Generator: RandomNumberGenerator>(using generator: inout Generator, accessToken: String? = nil) {
         csrfToken = Self.hex(byteCount: 32, using: &generator)
         epoch = Self.hex(byteCount: 8, using: &generator)
-        accessToken = Self.hex(byteCount: 32, using: &generator)
+        self.accessToken = accessToken ?? Self.hex(byteCount: 32, using: &generator)
     }
 
     /// Draws from the system's cryptographic generator (`getrandom`).
-    public init() {
+    public init(accessToken: String? = nil) {
         var generator = SystemRandomNumberGenerator()
-        self.init(using: &generator)
+        self.init(using: &generator, accessToken: accessToken)
     }
 
-    private static func hex<Generator: RandomNumberGenerator>(byteCount: Int, using generator: inout Generator) -> String {
+    /// A new access token: 256 random bits from the system's generator, as 64 hex digits.
+    public static func newAccessToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex(byteCount: 32, using: &generator)
+    }
+
+    static func hex<Generator: RandomNumberGenerator>(byteCount: Int, using generator: inout Generator) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(byteCount * 2)
@@ -30,6 +43,56 @@ public struct LaunchSecrets: Sendable {
             text.append(digits[Int(byte & 0x0F)])
         }
         return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// The access token kept in a file beside the store (mode 0600, readable by its owner only), so a
+/// page left open goes on after a restart without a new address.
+public enum AccessTokenFile {
+    public enum Failure: Error, CustomStringConvertible {
+        case unwritable(path: String, errno: Int32)
+
+        public var description: String {
+            switch self {
+            case let .unwritable(path, code): "cannot keep the access token in \(path): \(String(cString: strerror(code)))"
+            }
+        }
+    }
+
+    /// The token kept at `path`, or a new one written there (`renew`: always a new one). A file
+    /// that does not hold a token of 64 hex digits is replaced; one readable by others is made
+    /// private again. Returns the token and whether it is new.
+    public static func load(path: String, renew: Bool) throws(Failure) -> (token: String, isNew: Bool) {
+        if !renew, let kept = try? String(contentsOfFile: path, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), isToken(kept) {
+            chmod(path, 0o600)
+            return (kept, false)
+        }
+        let token = LaunchSecrets.newAccessToken()
+        try write(token, to: path)
+        return (token, true)
+    }
+
+    static func isToken(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// Written to a temporary file made with mode 0600 and renamed over the old one, so no moment
+    /// exists where the token is readable by others or half written.
+    private static func write(_ token: String, to path: String) throws(Failure) {
+        let temporary = path + ".new"
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .unwritable(path: path, errno: errno) }
+        let bytes = Array((token + "\n").utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .unwritable(path: path, errno: code)
+        }
     }
 }
 

@@ -63,12 +63,23 @@ extension MessageStore {
         }
     }
 
-    /// Sets the chat's unread count back to 0. False when `account` has no such chat.
+    /// Marks the chat read: all of it, or (`through`) up to and including that message, so one
+    /// opened at a search result counts as read only what was shown. The unread messages are the
+    /// chat's newest (they came live, after its history), so what stays unread is those newer than
+    /// `through`. False when `account` has no such chat.
     @discardableResult
-    public func markRead(chat: Int64, of account: AccountRole) throws(StoreError) -> Bool {
+    public func markRead(chat: Int64, of account: AccountRole, through messageID: Int64? = nil) throws(StoreError) -> Bool {
         do {
-            try connectionForReading.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2")
-                .run(.integer(account.rawValue), .integer(chat))
+            if let messageID {
+                try connectionForReading.statement("""
+                    UPDATE chats SET unread = min(unread, (SELECT count(*) FROM messages
+                                                           WHERE account = ?1 AND chat_id = ?2 AND id > ?3))
+                    WHERE account = ?1 AND chat_id = ?2
+                    """).run(.integer(account.rawValue), .integer(chat), .integer(messageID))
+            } else {
+                try connectionForReading.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2")
+                    .run(.integer(account.rawValue), .integer(chat))
+            }
             return connectionForReading.changes == 1  // a matched row counts, even when it was 0 already
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)

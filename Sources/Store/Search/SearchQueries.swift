@@ -10,6 +10,10 @@ public struct SearchResult: Sendable, Equatable {
 public struct SearchPage: Sendable, Equatable {
     public var results: [SearchResult]
     public var next: Int?
+    /// How many messages match, counted up to `SearchQueries.countLimit`: exact when
+    /// `totalIsExact`, else "more than" it.
+    public var total: Int = 0
+    public var totalIsExact = true
 }
 
 /// Why a search gave no page: the query cannot be read (the person's to fix), or the store failed.
@@ -19,11 +23,16 @@ public enum SearchFailure: Error, Sendable {
 }
 
 enum SearchQueries {
-    /// Matches of `query` among `account`'s messages (one chat's, when given), ranked by FTS5's
-    /// bm25, ties newest first; `offset` results skipped.
+    /// Matches are counted up to this many; beyond it the count says "more than".
+    static let countLimit = 1000
+
+    /// Matches of `query` among `account`'s messages (one chat's, when given), tier by tier (see
+    /// `SearchQuery.tiers`: the typed words as a phrase first), each ranked by FTS5's bm25, ties
+    /// newest first; `offset` results skipped.
     static func search(_ connection: SQLiteConnection, _ query: SearchQuery, account: AccountRole, chat: Int64?, offset: Int,
                        limit: Int) throws(SearchFailure) -> SearchPage {
         let limit = max(1, limit)
+        let offset = max(0, offset)
         do {
             // Without a chat, the page is chosen from the index alone and only its rows are read from
             // the messages: a search of two common words matches a third of a large store, and
@@ -31,7 +40,7 @@ enum SearchQueries {
             let statement = try connection.statement(chat == nil ? """
                 SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name
                 FROM (SELECT rowid, rank FROM message_search WHERE message_search MATCH ?1 AND (rowid & 1) = ?2
-                      ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5) s
+                      ORDER BY rank, rowid DESC LIMIT ?4) s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
                 ORDER BY s.rank, s.rowid DESC
@@ -41,22 +50,43 @@ enum SearchQueries {
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
                 WHERE message_search MATCH ?1 AND (s.rowid & 1) = ?2 AND m.chat_id = ?3
-                ORDER BY s.rank, m.id DESC LIMIT ?4 OFFSET ?5
+                ORDER BY s.rank, m.id DESC LIMIT ?4
                 """)
-            var rows = try statement.query([.text(query.expression), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
-                                            .integer(Int64(limit + 1)), .integer(Int64(max(0, offset)))]) {
-                MessageQueries.message($0, account: account)
+            // Up to the end of this page and one more (to know whether there is a next), tier by tier.
+            let wanted = offset + limit + 1
+            var rows: [StoredMessage] = []
+            for tier in query.tiers where rows.count < wanted {
+                rows += try statement.query([.text(tier), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
+                                             .integer(Int64(wanted - rows.count))]) {
+                    MessageQueries.message($0, account: account)
+                }
             }
-            let hasMore = rows.count > limit
-            if hasMore { rows.removeLast() }
-            return SearchPage(results: rows.map { SearchResult(message: $0, snippet: Snippet.pieces(of: $0.text, matching: query.terms)) },
-                              next: hasMore ? max(0, offset) + limit : nil)
+            var page = Array(rows.dropFirst(offset).prefix(limit + 1))
+            let hasMore = page.count > limit
+            if hasMore { page.removeLast() }
+            let counted = try count(connection, query, account: account, chat: chat)
+            return SearchPage(results: page.map { SearchResult(message: $0, snippet: Snippet.pieces(of: $0.text, matching: query.terms)) },
+                              next: hasMore ? offset + limit : nil, total: min(counted, countLimit), totalIsExact: counted <= countLimit)
         } catch let error as SQLiteError where error.primaryCode == 1 {  // SQLITE_ERROR
             // FTS5's own parser said no: the query's words, not the store.
             throw .query(.unreadable(error.message))
         } catch {
             throw .store(MessageStore.storeError(error, usage: nil, needed: 0))
         }
+    }
+
+    /// How many messages match, up to one more than `countLimit` (so a common word costs no more
+    /// than a thousand index entries to count).
+    private static func count(_ connection: SQLiteConnection, _ query: SearchQuery, account: AccountRole, chat: Int64?) throws -> Int {
+        let statement = try connection.statement(chat == nil ? """
+            SELECT count(*) FROM (SELECT 1 FROM message_search WHERE message_search MATCH ?1 AND (rowid & 1) = ?2 LIMIT ?4)
+            """ : """
+            SELECT count(*) FROM (SELECT 1 FROM message_search s JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
+                                  WHERE message_search MATCH ?1 AND (s.rowid & 1) = ?2 AND m.chat_id = ?3 LIMIT ?4)
+            """)
+        let rows = try statement.query([.text(query.expression), .integer(account.rawValue), chat.map { .integer($0) } ?? .null,
+                                        .integer(Int64(countLimit + 1))]) { $0.int64(at: 0) }
+        return Int(rows.first ?? 0)
     }
 }
 

@@ -12,6 +12,11 @@ public struct SearchQuery: Sendable, Equatable {
     public let expression: String
     /// The words to mark in snippets: folded, each a prefix or whole.
     public let terms: [Term]
+    /// What matches `expression`, split into tiers that are ranked one after the other: for plain
+    /// words, first the messages with them as a phrase, then those with every word whole, then
+    /// the rest (a word typed so far matching longer ones), so "Message 150" puts the message that
+    /// says so before "Message 1500". Disjoint, and together exactly `expression`'s matches.
+    public let tiers: [String]
 
     public struct Term: Sendable, Equatable {
         public var folded: String
@@ -28,6 +33,8 @@ public struct SearchQuery: Sendable, Equatable {
         var index = text.startIndex
         /// Whether the last part is something an operator may follow (a word, a phrase, a `)`).
         var afterOperand = false
+        /// Nothing but words so far (no phrase, operator or parenthesis).
+        var plainWords = true
 
         func add(operand: String) {
             if afterOperand { parts.append("AND") }
@@ -40,6 +47,7 @@ public struct SearchQuery: Sendable, Equatable {
             if character.isWhitespace {
                 index = text.index(after: index)
             } else if character == "\"" {
+                plainWords = false
                 guard let close = text[text.index(after: index)...].firstIndex(of: "\"") else { throw .unclosedQuote }
                 let words = Self.words(in: text[text.index(after: index)..<close])
                 if !words.isEmpty {
@@ -48,6 +56,7 @@ public struct SearchQuery: Sendable, Equatable {
                 }
                 index = text.index(after: close)
             } else if character == "(" {
+                plainWords = false
                 if afterOperand { parts.append("AND") }
                 parts.append("(")
                 depth += 1
@@ -65,6 +74,7 @@ public struct SearchQuery: Sendable, Equatable {
                 let raw = String(text[index..<end])
                 index = end
                 if ["OR", "AND", "NOT"].contains(raw) {
+                    plainWords = false
                     guard afterOperand else { throw .operatorWithoutWords(raw) }
                     parts.append(raw)
                     afterOperand = false
@@ -86,6 +96,19 @@ public struct SearchQuery: Sendable, Equatable {
         guard !terms.isEmpty else { throw .empty }
         expression = parts.joined(separator: " ")
         self.terms = terms
+        tiers = plainWords ? Self.tiers(expression: expression, terms: terms) : [expression]
+    }
+
+    /// Plain words only (no phrase, operator or parenthesis) are ranked in tiers.
+    private static func tiers(expression: String, terms: [Term]) -> [String] {
+        let words = terms.map { quoted($0.folded) }
+        let exact = words.joined(separator: " AND ")
+        let typedPrefix = terms.contains(where: \.prefix)
+        guard words.count > 1 else { return typedPrefix ? [exact, "\(expression) NOT \(exact)"] : [expression] }
+        let phrase = quoted(terms.map(\.folded).joined(separator: " "))
+        var tiers = [phrase, "(\(exact)) NOT \(phrase)"]
+        if typedPrefix { tiers.append("(\(expression)) NOT (\(exact))") }
+        return tiers
     }
 
     /// The runs of letters and digits: what FTS5's unicode61 tokenizer calls tokens.
