@@ -4,7 +4,9 @@
 
 import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
 import { withProgress } from "./progress.js";
-import { element, showReadFailure } from "./view.js";
+import { dayHeading, formatWhen } from "./dates.js";
+import { element, timeElement } from "./dom.js";
+import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -18,6 +20,12 @@ let refreshTimer = null;
 
 /** The open chat, if any: its messages oldest first. */
 let open = null;
+let unreadListener = () => {};
+
+/** `listener(count)` hears the unread count of the chats listed whenever it changes (the tab's title). */
+export function onUnreadChanged(listener) {
+  unreadListener = listener;
+}
 
 export function wireChats() {
   $("#chats-account").addEventListener("change", (event) => {
@@ -71,12 +79,13 @@ export function chatsHeard(messageAccount, messages) {
   if (document.visibilityState === "visible") markRead(open.account, open.chatId);
 }
 
-/** Somewhere (here or in another tab) a chat was marked read. */
-export function chatMarkedRead(readAccount, chatId) {
+/** Somewhere (here or in another tab) a chat was marked read, all of it or up to a message
+ *  (`unread` stay unread). */
+export function chatMarkedRead(readAccount, chatId, unread = 0) {
   if (readAccount !== account) return;
   const chat = chats.find((item) => item.id === chatId);
-  if (!chat || chat.unread === 0) return;
-  chat.unread = 0;
+  if (!chat || chat.unread === unread) return;
+  chat.unread = unread;
   renderChats();
 }
 
@@ -138,6 +147,7 @@ function renderChats() {
     return element("li", {}, [button]);
   }));
   if (focused) list.querySelector(`[data-chat="${CSS.escape(focused)}"]`)?.focus();
+  unreadListener(chats.reduce((sum, chat) => sum + chat.unread, 0));
 }
 
 function unreadSummary() {
@@ -146,10 +156,7 @@ function unreadSummary() {
 }
 
 function shortTime(iso) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return "";
-  const today = new Date().toDateString() === date.toDateString();
-  return today ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : date.toLocaleDateString();
+  return formatWhen(iso);
 }
 
 // MARK: One chat
@@ -180,7 +187,9 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   } else {
     $("#chat-scroll").scrollTop = $("#chat-scroll").scrollHeight;
   }
-  if (known?.unread > 0 || !known) markRead(chatAccount, chatId);
+  // Read is what was shown: opened at a search result, only up to the newest message on screen.
+  const newestShown = open?.messages.at(-1)?.id ?? null;
+  if (known?.unread > 0 || !known) markRead(chatAccount, chatId, at == null ? null : newestShown);
 }
 
 /** Loads a page of the open chat; `button` is the Try again clicked, which shows the progress. */
@@ -241,12 +250,6 @@ function dayOf(iso) {
   return Number.isNaN(date.getTime()) ? "" : date.toDateString();
 }
 
-function dayHeading(iso) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return "Date unknown";
-  return date.toLocaleDateString(undefined, { weekday: "long", year: "numeric", month: "long", day: "numeric" });
-}
-
 function renderMessages() {
   const items = [];
   let day = null;
@@ -254,15 +257,13 @@ function renderMessages() {
     const thisDay = dayOf(message.sentAt);
     if (thisDay !== day) {
       day = thisDay;
-      items.push(element("li", { className: "day" }, [element("h3", { text: dayHeading(message.sentAt) })]));
+      items.push(element("li", { className: "day" }, [element("h3", { text: dayHeading(message.sentAt) || "Date unknown" })]));
     }
-    const time = new Date(message.sentAt);
-    const clock = Number.isNaN(time.getTime()) ? message.sentAt : time.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
     items.push(element("li", {
       className: `message${message.id === open.at ? " found" : ""}`,
       attributes: { "data-id": String(message.id), tabindex: "-1" },
     }, [
-      element("div", { className: "meta", text: `${message.sender} · ${clock}` }),
+      element("div", { className: "meta" }, [document.createTextNode(`${message.sender} · `), timeElement(message.sentAt)]),
       element("div", { className: "text", text: message.text }),
     ]));
   }
@@ -292,12 +293,13 @@ function chatClosed() {
   opener?.focus?.();
 }
 
-async function markRead(chatAccount, chatId) {
+/** Marks the chat read: all of it, or (`through`) only up to the newest message shown. */
+async function markRead(chatAccount, chatId, through = null) {
   let answer;
   try {
-    answer = await post(`/api/chats/${encodeURIComponent(chatId)}/read?account=${chatAccount}`);
+    answer = await post(`/api/chats/${encodeURIComponent(chatId)}/read?account=${chatAccount}`, through == null ? {} : { through });
   } catch {
     return; // not reached: the count stays as it is, which is still true
   }
-  if (answer.status === 200) chatMarkedRead(chatAccount, chatId);
+  if (answer.status === 200) chatMarkedRead(chatAccount, chatId, answer.body?.chat?.unread ?? 0);
 }

@@ -16,8 +16,9 @@
 //   and announced politely; each error has a Details disclosure with its debug text and a Copy button.
 
 import { postAttempt } from "./api.js";
+import { exactTime, formatWhen, whenPhrase } from "./dates.js";
 import { placeAlert } from "./tabs.js";
-import { element, replaceIfChanged } from "./view.js";
+import { element, replaceIfChanged } from "./dom.js";
 
 const local = new Map(); // error id -> { option, spinner } for attempts started in this window
 const remote = new Map(); // error id -> option id, for attempts running in another window
@@ -80,9 +81,9 @@ export function announce(text) {
   requestAnimationFrame(() => { region.textContent = text; });
 }
 
+/** When, as the page says it everywhere (dates.js). */
 export function timeOf(iso) {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? String(iso ?? "") : date.toLocaleTimeString();
+  return formatWhen(iso);
 }
 
 // MARK: Attempts seen in other windows
@@ -135,7 +136,7 @@ export function refreshButtons() {
 // MARK: Option buttons
 
 /** Buttons for an error's options. `onDone(error, option, answer)` gets each attempt's outcome. */
-const ROLE_ORDER = { cancel: 0, default: 2 };
+const ROLE_ORDER = { cancel: 0, destructive: 1, default: 3 };
 
 export function optionButtons(error, handlers, { except = [] } = {}) {
   const options = error.options.filter((option) => !except.includes(option.id));
@@ -196,15 +197,16 @@ async function runAttempt(error, option, onDone, extra = {}) {
 
 // MARK: Pieces every surface shows
 
-/** "Still failing: <reason> (Try again at 12:03:04)", or nothing before the first failed attempt. */
+/** "Try again didn't help (2 min ago): <reason>", or nothing before the first failed attempt. */
 export function failureText(error) {
   const last = error.lastAttempt;
   if (!last) return "";
-  return `Still failing: ${last.reason} (${last.title} at ${timeOf(last.at)})`;
+  return `${last.title} didn't help (${whenPhrase(last.at)}): ${last.reason}`;
 }
 
+/** What Details holds, for a bug report: the technical words are here, and only here. */
 export function detailsText(error) {
-  return [error.title, error.detail, `Kind: ${error.type}`, `Since: ${new Date(error.createdAt).toLocaleString()}`,
+  return [error.title, error.detail, `Kind: ${error.type}`, `Since: ${exactTime(error.createdAt)}`,
     `Cause: ${error.debug?.underlying ?? "not recorded"}`].join("\n");
 }
 
@@ -217,7 +219,7 @@ export function detailsDisclosure(error) {
   });
   const disclosure = element("details", { className: "error-details", attributes: { "data-key": `details/${error.id}` } }, [
     element("summary", { text: "Details" }),
-    element("p", { className: "muted", text: `Since ${new Date(error.createdAt).toLocaleString()} · ${error.type}` }),
+    element("p", { className: "muted", text: `Since ${exactTime(error.createdAt)} · ${error.type}` }),
     element("pre", { text: error.debug?.underlying ?? "No technical cause was recorded." }),
     element("div", { className: "actions" }, [copy, status]),
   ]);

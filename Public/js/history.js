@@ -2,8 +2,7 @@
 // an error that went away does not vanish without trace. Starts from the snapshot's
 // `recentProblems` and follows the feed.
 
-import { timeOf } from "./errors.js";
-import { element } from "./view.js";
+import { element, timeElement } from "./dom.js";
 
 const LIMIT = 20;
 let records = []; // newest first
@@ -41,30 +40,35 @@ export function attemptEnded({ errorId, title, status, reason, summary }) {
   render();
 }
 
-/** How an attempt ended, in words: "it worked", "did not help", or what was done when the
+/** How an attempt ended, in words: "it worked", "didn't help", or what was done when the
  *  person set the problem aside ("You stopped syncing."). */
-export function attemptText(attempt) {
-  const when = `${attempt.title} at ${timeOf(attempt.at)}`;
-  if (attempt.status === "dismissed") return `${when}: ${attempt.summary ?? "done"}`;
-  if (attempt.status === "recovered") return `${when}: it worked${attempt.summary ? `. ${attempt.summary}` : ""}`;
-  return `${when}: did not help${attempt.reason ? `. ${attempt.reason}` : ""}`;
+export function attemptOutcome(attempt) {
+  if (attempt.status === "dismissed") return attempt.summary ?? "done";
+  if (attempt.status === "recovered") return `it worked${attempt.summary ? `. ${attempt.summary}` : ""}`;
+  return `didn't help${attempt.reason ? `. ${attempt.reason}` : ""}`;
 }
 
 /** Where a problem stands: still open, resolved, or closed because the person set it aside. */
 export function recordState(record) {
   if (!record.resolvedAt) return "still open";
-  const setAside = record.attempts.at(-1)?.status === "dismissed";
-  return `${setAside ? "closed" : "resolved"} at ${timeOf(record.resolvedAt)}`;
+  return record.attempts.at(-1)?.status === "dismissed" ? "closed" : "resolved";
 }
+
+const text = (value) => document.createTextNode(value);
 
 function render() {
   const list = document.querySelector("#recent-problems");
   document.querySelector("#recent-empty").hidden = records.length > 0;
   list.replaceChildren(...records.map((record) => {
-    const attempts = record.attempts.map((attempt) => element("li", { text: attemptText(attempt) }));
+    // "Try again, 2 min ago: didn't help. …": the moments are <time>s, kept true as time passes.
+    const attempts = record.attempts.map((attempt) => element("li", {}, [
+      text(`${attempt.title}, `), timeElement(attempt.at), text(`: ${attemptOutcome(attempt)}`),
+    ]));
+    const state = recordState(record);
     return element("li", { attributes: { "data-problem": record.id, "data-state": record.resolvedAt ? "resolved" : "open" } }, [
       element("span", { className: "recent-title", text: record.title }),
-      element("span", { className: "muted", text: ` · ${timeOf(record.raisedAt)}, ${recordState(record)}` }),
+      element("span", { className: "muted" }, [text(" · "), timeElement(record.raisedAt), text(`, ${state}`),
+        ...(record.resolvedAt ? [text(" "), timeElement(record.resolvedAt)] : [])]),
       ...(attempts.length ? [element("ul", { className: "recent-attempts" }, attempts)] : []),
     ]);
   }));

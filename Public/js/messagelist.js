@@ -9,7 +9,7 @@
 // pane, follows the newest messages; anyone else gets "N new messages" to jump to. Rows are never
 // rebuilt or moved once in the DOM, so a selection in them survives every update.
 
-import { element } from "./view.js";
+import { element, timeElement } from "./dom.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
@@ -119,6 +119,17 @@ export class MessageList {
     if (this.hasOlder === hasOlder) return;
     this.hasOlder = hasOlder;
     this.schedule();
+  }
+
+  /** To the very end: the oldest loaded message in view (End, once every page is loaded). */
+  scrollToOldest() {
+    this.anchor = null;
+    this.keptPlace = null;
+    // Rows measured on the way change the total height: laid out, then down again, twice.
+    for (let pass = 0; pass < 3; pass += 1) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.render();
+    }
   }
 
   /** Back to the newest message, as "N new messages" does. */
@@ -355,10 +366,12 @@ function mergeNewestFirst(items, fresh) {
 }
 
 function messageRow(message) {
-  const sent = new Date(message.sentAt);
-  const when = Number.isNaN(sent.getTime()) ? message.sentAt : sent.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
+  const chat = message.chatName ?? `chat ${message.chatId}`;
+  // In a direct chat the chat is the person: said once.
+  const who = chat === message.sender ? message.sender : `${message.sender} · ${chat}`;
   return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta", text: `${message.sender} · ${message.chatName ?? `chat ${message.chatId}`} · ${when}` }),
+    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt)]),
     element("div", { className: "text", text: message.text }),
   ]);
 }
+

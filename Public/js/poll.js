@@ -42,13 +42,15 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
       immediate = false;
       const url = `/api/poll?since=${seq}&epoch=${encodeURIComponent(currentEpoch)}&timeout=${hold}&visible=${visible}`;
       const abandon = setTimeout(() => controller.abort(), (HOLD_SECONDS + 10) * 1000);
+      let refused = false;
       try {
         const response = await fetch(url, { signal: controller.signal, cache: "no-store", headers: { Accept: "application/json" } });
         if (response.status === 401) {
-          // The dashboard restarted with a new access token: polling again cannot help.
-          stop();
+          // The dashboard restarted with a new access token: the page says so and goes on asking,
+          // slowly, so it is back by itself once the new address is opened (in any window).
+          refused = true;
           onUnauthorized();
-          return;
+          throw new Error("HTTP 401");
         }
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         const answer = await response.json();
@@ -68,7 +70,7 @@ export function startPolling({ epoch, since, onEvents, onReset, onReachability, 
         if (gen !== generation) return;
         failures += 1;
         const retryAt = Date.now() + Math.random() * Math.min(CAP_MS, BASE_MS * 2 ** (failures - 1));
-        onReachability(false, retryAt);
+        if (!refused) onReachability(false, retryAt);
         outcome();
         await sleepUntil(retryAt, gen);
       } finally {

@@ -4,7 +4,8 @@
 import { getJSON, HttpError } from "./api.js";
 import { openChat } from "./chats.js";
 import { atLeastFloor, withProgress } from "./progress.js";
-import { element } from "./view.js";
+import { formatWhen } from "./dates.js";
+import { element } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -56,7 +57,7 @@ async function search(text, { retry = false } = {}) {
     if (request !== asked) return;
     list.replaceChildren();
     const unreadable = failure instanceof HttpError && failure.status === 400 && failure.body?.detail;
-    count.textContent = unreadable ? failure.body.detail : `The search did not go through (tried at ${new Date().toLocaleTimeString()}).`;
+    count.textContent = unreadable ? failure.body.detail : `The search did not go through (tried ${formatWhen(Date.now())}).`;
     again.hidden = Boolean(unreadable);
     return;
   }
@@ -64,8 +65,7 @@ async function search(text, { retry = false } = {}) {
   again.hidden = true;
   const results = Array.isArray(answer.results) ? answer.results : [];
   list.replaceChildren(...results.map((result) => resultItem(result, account)));
-  const more = answer.next != null ? " (the 20 best)" : "";
-  count.textContent = results.length === 0 ? "No stored message matches." : `${results.length} ${results.length === 1 ? "match" : "matches"}${more}.`;
+  count.textContent = countWords(results.length, answer);
 }
 
 /** A result opens its chat at the message found. */
@@ -74,7 +74,7 @@ function resultItem({ message, snippet }, account) {
   for (const piece of Array.isArray(snippet) ? snippet : []) {
     text.append(piece.match ? element("mark", { text: String(piece.text) }) : document.createTextNode(String(piece.text)));
   }
-  const when = new Date(message.sentAt).toLocaleString();
+  const when = formatWhen(message.sentAt);
   const chat = message.chatName ?? `Chat ${message.chatId}`;
   const open = element("button", { className: "search-open", attributes: { type: "button", "data-message": String(message.id) } }, [
     element("span", { className: "meta", text: `${message.sender} · ${chat} · ${when}` }),
@@ -82,4 +82,14 @@ function resultItem({ message, snippet }, account) {
   ]);
   open.addEventListener("click", () => openChat(account, message.chatId, { at: message.id, opener: open, name: chat }));
   return element("li", { className: "search-result" }, [open]);
+}
+
+/** "3 matches", "the best 20 of 1,234 matches", "the best 20 of more than 1,000 matches". */
+export function countWords(shown, { total, totalIsExact }) {
+  if (shown === 0) return "No stored message matches.";
+  const all = Number.isInteger(total) ? total : shown;
+  const plural = (count) => (count === 1 ? "match" : "matches");
+  if (all <= shown && totalIsExact !== false) return `${shown} ${plural(shown)}.`;
+  const size = totalIsExact === false ? `more than ${all.toLocaleString("en")}` : all.toLocaleString("en");
+  return `The best ${shown} of ${size} ${totalIsExact === false ? "matches" : plural(all)}.`;
 }

@@ -1,56 +1,76 @@
-// Toasts: transient notices in the corner. At most three at once (the oldest goes first), a
-// burst of the same kind is one toast that counts up, each can be dismissed, and none ever
-// takes focus. Dialogs open in the top layer, above them.
+// Toasts: short notices in the strip at the bottom of the page, which has a place of its own
+// there (on a wide window a row of the layout; on a narrow one a bar whose height the page keeps
+// free below its end), so they never cover a control. At most three at once (the oldest goes
+// first), each can be dismissed, none takes focus; a notice that counts (new messages) counts
+// for COUNTING_LIFETIME_MS at most, then leaves. Dialogs open in the top layer, above them.
 
-import { element } from "./view.js";
+import { element } from "./dom.js";
+import { COUNTING_LIFETIME_MS } from "./notices.js";
 
 const MAX_TOASTS = 3;
-const $ = (selector) => document.querySelector(selector);
+const region = () => document.querySelector("#toasts");
 
-/** Shows a toast. A toast with the same `key` that is still shown is updated in place instead. */
+/** Shows a toast. A toast with the same `key` that is still shown is updated in place instead
+ *  (its time to leave stays what it was). Returns its node. */
 export function toast(text, { detail, actions = [], seconds = 6, key } = {}) {
-  const region = $("#toasts");
-  let node = key ? region.querySelector(`.toast[data-key="${CSS.escape(key)}"]`) : null;
+  const place = region();
+  let node = key ? place.querySelector(`.toast[data-key="${CSS.escape(key)}"]`) : null;
   if (node) {
     node.querySelector(".toast-text").textContent = text;
     const detailNode = node.querySelector(".toast-detail");
     detailNode.textContent = detail ?? "";
     detailNode.hidden = !detail;
-  } else {
-    const dismiss = element("button", { text: "×", className: "toast-dismiss", attributes: { type: "button", "aria-label": "Dismiss" } });
-    node = element("div", { className: "toast", attributes: key ? { "data-key": key } : {} }, [
-      element("p", { className: "toast-text", text }),
-      element("p", { className: "toast-detail muted", text: detail ?? "" }),
-      ...(actions.length ? [element("div", { className: "actions" }, actions)] : []),
-      dismiss,
-    ]);
-    node.querySelector(".toast-detail").hidden = !detail;
-    dismiss.addEventListener("click", () => node.remove());
-    region.append(node);
-    while (region.children.length > MAX_TOASTS) region.firstElementChild.remove();
+    return node;
   }
-  clearTimeout(node.timer);
+  const dismiss = element("button", { text: "×", className: "toast-dismiss", attributes: { type: "button", "aria-label": "Dismiss" } });
+  node = element("div", { className: "toast", attributes: key ? { "data-key": key } : {} }, [
+    element("p", { className: "toast-text", text }),
+    element("p", { className: "toast-detail muted", text: detail ?? "" }),
+    ...(actions.length ? [element("div", { className: "actions" }, actions)] : []),
+    dismiss,
+  ]);
+  node.querySelector(".toast-detail").hidden = !detail;
+  node.shownAt = Date.now();
+  dismiss.addEventListener("click", () => leave(node));
+  place.append(node);
+  while (place.children.length > MAX_TOASTS) leave(place.firstElementChild);
   const expire = () => {
     // Not while the pointer or the keyboard is on it: someone is reading or about to click.
     if (node.matches(":hover, :focus-within")) node.timer = setTimeout(expire, 1000);
-    else node.remove();
+    else leave(node);
   };
   node.timer = setTimeout(expire, seconds * 1000);
+  keepRoom();
   return node;
 }
 
-const bursts = new Map(); // key -> { count, node }
+function leave(node) {
+  clearTimeout(node.timer);
+  node.remove();
+  keepRoom();
+}
 
-/** New messages as one counting toast per kind of news: `away` for what arrived while syncing
- *  was interrupted or the tab was hidden, live news otherwise. */
-export function messagesToast(count, last, { away = false } = {}) {
-  const key = away ? "messages-away" : "messages-live";
-  const burst = bursts.get(key);
-  const total = (burst && burst.node.isConnected ? burst.count : 0) + count;
-  let text;
-  if (away) text = total === 1 ? "1 new message while you were away" : `${total} new messages while you were away`;
-  else text = total === 1 ? `New message from ${last.sender}` : `${total} new messages`;
-  const quote = last?.text && last.text.length > 160 ? `${last.text.slice(0, 160)}…` : last?.text;
-  const node = toast(text, { detail: quote, seconds: 5, key });
-  bursts.set(key, { count: total, node });
+/** On a narrow window the strip floats over the page's end: the page keeps that much room free. */
+function keepRoom() {
+  const place = region();
+  const floating = getComputedStyle(place).position === "fixed";
+  document.body.style.paddingBottom = floating && place.children.length ? `${place.getBoundingClientRect().height + 8}px` : "";
+}
+
+const counts = new Map(); // key -> { count, node }
+
+/** A notice about new messages (notices.js): a counting toast per kind, which stops counting and
+ *  leaves COUNTING_LIFETIME_MS after it first showed; what comes after that is a new toast. */
+export function messagesToast(notice, count) {
+  const key = `messages-${notice.kind}`;
+  const current = counts.get(key);
+  const alive = current && current.node.isConnected && Date.now() - current.node.shownAt < COUNTING_LIFETIME_MS;
+  const total = alive ? current.count + count : count;
+  if (current && !alive && current.node.isConnected) leave(current.node);
+  const text = notice.kind === "live" && total > 1 ? `${total} new messages`
+    : notice.kind === "summary" ? (total === 1 ? "1 message arrived while syncing was interrupted" : `${total} messages arrived while syncing was interrupted`)
+      : notice.kind === "away" ? (total === 1 ? "1 new message while you were away" : `${total} new messages while you were away`)
+        : notice.text;
+  const node = toast(text, { detail: notice.quote, seconds: COUNTING_LIFETIME_MS / 1000, key });
+  counts.set(key, { count: total, node });
 }

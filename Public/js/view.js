@@ -1,15 +1,8 @@
-// Rendering. Upstream text is untrusted: it only ever goes in through textContent.
+// Rendering of the parts that are not the status bar: read failures, the storage card, the
+// linked pane. Upstream text only ever goes in through textContent.
 
-const $ = (selector) => document.querySelector(selector);
-
-export function element(tag, { text, className, attributes } = {}, children = []) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  for (const [name, value] of Object.entries(attributes ?? {})) node.setAttribute(name, value);
-  for (const child of children) node.append(child);
-  return node;
-}
+import { $, element } from "./dom.js";
+import { formatWhen } from "./dates.js";
 
 /** Shows in `place` that a read failed: what, why, when, and Try again (which needs the
  *  process, so it is off while the process does not answer). `onRetry(button)` gets the button,
@@ -20,110 +13,10 @@ export function showReadFailure(place, title, reason, onRetry) {
   place.replaceChildren(element("div", { className: "error-view", attributes: { role: "alert" } }, [
     element("h3", { text: title }),
     element("p", { text: reason }),
-    element("p", { className: "muted", text: `Tried at ${new Date().toLocaleTimeString()}.` }),
+    element("p", { className: "muted", text: `Tried ${formatWhen(Date.now())}.` }),
     element("div", { className: "actions" }, [retry]),
   ]));
   return retry;
-}
-
-// Connection status and banner
-
-const STATUS_TEXT = {
-  live: "Live",
-  connecting: "Connecting…",
-  waiting: "Waiting to retry",
-  offline: "Offline",
-  paused: "Syncing is paused",
-  slow: "Live, but the chat server is slow",
-  stopped: "Syncing is stopped",
-  unreachable: "The dashboard process does not answer",
-};
-
-let lastAnnounced = "";
-
-/** The status region is announced on change only: same text, no update. */
-export function showStatus(state, text = STATUS_TEXT[state] ?? state) {
-  const region = $("#connection");
-  region.dataset.state = state;
-  if (text !== lastAnnounced) {
-    $("#connection-text").textContent = text;
-    lastAnnounced = text;
-  }
-}
-
-/** "Updated 31 s ago" beside the status: ticks silently (not announced every second). */
-export function showAge(text) {
-  const age = $("#connection-age");
-  if (age.textContent !== text) age.textContent = text;
-  age.hidden = !text;
-}
-
-const history = [];
-
-export function recordHistory(state) {
-  if (history.at(-1)?.state === state) return;
-  history.push({ state, at: Date.now() });
-  while (history.length > 40) history.shift();
-  const strip = $("#history");
-  strip.replaceChildren(...history.map((entry) => element("li", {
-    attributes: { "data-state": entry.state, title: `${entry.state} at ${new Date(entry.at).toLocaleTimeString()}` },
-  })));
-}
-
-/** Shows the banner. Its buttons are replaced only when they change, so focus and a running
- *  attempt survive the once-a-second refresh. `note` is what the last attempt said; `details`
- *  the error's Details disclosure, if any. */
-export function showBanner({ text, tone = "warn", countdownTo = null, progress = "", actions = [], actionsKey, note = "", details = null,
-  detailsKey = "", errorId = "" }) {
-  const banner = $("#banner");
-  banner.hidden = false;
-  banner.dataset.tone = tone;
-  if ($("#banner-text").textContent !== text) $("#banner-text").textContent = text;
-  const noteNode = $("#banner-note");
-  if (noteNode.textContent !== note) noteNode.textContent = note;
-  noteNode.hidden = !note;
-  // The busy note ("in progress in another window") follows the error the banner shows.
-  if (errorId) $("#banner-busy").dataset.busyFor = errorId; else delete $("#banner-busy").dataset.busyFor;
-  $("#banner-busy").hidden = $("#banner-busy").hidden || !errorId;
-  banner.dataset.countdownTo = countdownTo ?? "";
-  banner.dataset.progress = progress;
-  updateCountdown();
-  replaceIfChanged($("#banner-actions"), actions, actionsKey);
-  replaceIfChanged($("#banner-details"), details ? [details] : [], detailsKey);
-}
-
-/** Replaces `container`'s children with `nodes` unless they are the same already (by `key`, or
- *  by the nodes' own keys and texts). The focused control keeps the focus in its replacement. */
-export function replaceIfChanged(container, nodes, key) {
-  const signature = key ?? nodes.map((node) => `${node.dataset?.key ?? ""}:${node.textContent}`).join("|");
-  if (container.dataset.key === signature) return;
-  const focused = container.contains(document.activeElement) ? document.activeElement.dataset?.key : undefined;
-  container.dataset.key = signature;
-  container.replaceChildren(...nodes);
-  if (focused) container.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
-}
-
-export function hideBanner() {
-  $("#banner").hidden = true;
-  $("#banner").dataset.countdownTo = "";
-  for (const part of ["#banner-actions", "#banner-details"]) {
-    $(part).dataset.key = "";
-    $(part).replaceChildren();
-  }
-}
-
-/** "Retrying in 7 s", in whole seconds from the wall clock (called every second), or what is
- *  happening instead ("Trying again now…"): the banner's text stays, only this part changes. */
-export function updateCountdown() {
-  const banner = $("#banner");
-  const target = Number(banner.dataset.countdownTo || 0);
-  const label = $("#banner-countdown");
-  let text = banner.dataset.progress ?? "";
-  if (target) {
-    const seconds = Math.max(0, Math.ceil((target - Date.now()) / 1000));
-    text = seconds > 0 ? `Retrying in ${seconds} s` : "Retrying now…";
-  }
-  if (label.textContent !== text) label.textContent = text;
 }
 
 export function showLinkedPane(visible) {
@@ -135,8 +28,6 @@ export function showLinkedPane(visible) {
     if (!visible) account.value = "primary";
   }
 }
-
-// Storage
 
 /** The storage card: a meter whose colour follows the level (green, amber from 80 %, red from
  *  95 % and whenever waiting messages do not fit) and figures that agree with the out-of-space
@@ -170,7 +61,7 @@ export function renderStorage(storage, outOfSpace) {
     text += ". The disk is full: new messages wait on the server.";
   } else if (outOfSpace && quota != null && outOfSpace.neededBytes > 0) {
     const left = Math.max(0, quota - used);
-    text += `. New messages (${formatBytes(outOfSpace.neededBytes)}) do not fit into the ${left === 0 ? "nothing" : formatBytes(left)} left: they wait on the server.`;
+    text += `. New messages (${formatBytes(outOfSpace.neededBytes)}) don't fit into the ${left === 0 ? "nothing" : formatBytes(left)} left: they wait on the server.`;
   }
   const node = $("#storage-text");
   if (node.textContent !== text) node.textContent = text;

@@ -160,8 +160,8 @@ public actor ErrorRegistry {
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
         running[errorID] = Running(attempt: RunningAttempt(attemptID: attemptID, optionID: optionID), idempotencyKey: idempotencyKey)
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
-                                                       status: .running))
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorType: entry.error.type, attemptID: attemptID, optionID: optionID,
+                                                       optionTitle: option.title, status: .running))
 
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
         let clock = self.clock, minimum = minimumAttemptDuration
@@ -177,8 +177,8 @@ public actor ErrorRegistry {
             $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: at, reason: reason,
                                              summary: answer.summary))
         }
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, attemptID: attemptID, optionID: optionID, optionTitle: option.title,
-                                                       status: answer.status, reason: reason, summary: answer.summary))
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorType: entry.error.type, attemptID: attemptID, optionID: optionID,
+                                                       optionTitle: option.title, status: answer.status, reason: reason, summary: answer.summary))
         joiners.forEach { $0.resume(returning: answer) }
         return answer
     }

@@ -203,6 +203,8 @@ public struct AttemptProgress: Sendable, Equatable {
     public typealias Status = AttemptStatus
 
     public var errorID: String
+    /// The kind of the error (its `type`), so a window that did not make the attempt can say what it did.
+    public var errorType: String
     public var attemptID: String
     public var optionID: String
     public var optionTitle: String
@@ -212,9 +214,10 @@ public struct AttemptProgress: Sendable, Equatable {
     /// What it did, once it recovered or was set aside, where the attempter said.
     public var summary: String?
 
-    public init(errorID: String, attemptID: String, optionID: String, optionTitle: String, status: Status, reason: String? = nil,
-                summary: String? = nil) {
+    public init(errorID: String, errorType: String = "", attemptID: String, optionID: String, optionTitle: String, status: Status,
+                reason: String? = nil, summary: String? = nil) {
         self.errorID = errorID
+        self.errorType = errorType
         self.attemptID = attemptID
         self.optionID = optionID
         self.optionTitle = optionTitle

@@ -20,8 +20,9 @@ class Dashboard:
     """The dashboard binary on a free port. With `upstream`, it syncs with that server instead
     of the built-in simulator (then `simulator` is that server's address, if given)."""
 
-    def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:", environment=None):
-        extra = ["--upstream", upstream] if upstream else []
+    def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:", environment=None, demo=False):
+        # Tests count messages: the demo's history and its occasional messages stay off unless asked for.
+        extra = (["--upstream", upstream] if upstream else []) + ([] if demo or upstream else ["--no-demo"])
         self.process = subprocess.Popen([binary, "--port", str(port), "--db", db, "--log-level", "warning", *extra, *arguments],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                         env=dict(os.environ, **(environment or {})))
@@ -133,6 +134,11 @@ def status_text(driver):
     return text_of(driver, "#connection-text")
 
 
+def calm(driver):
+    """The status bar says all is well: live, no problem in it (it is always there, at one height)."""
+    return driver.execute_script("return document.querySelector('#banner').dataset.kind") == "live"
+
+
 def texts(driver, account):
     return driver.execute_script(
         "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)", f'[data-messages-for="{account}"] .text')
@@ -184,6 +190,16 @@ def accessibility_problems(driver):
     return [(v["id"], v["impact"], len(v["nodes"])) for v in results["violations"] if v["impact"] in ("serious", "critical")]
 
 
+def accessibility_details(driver):
+    """The serious and critical violations with the elements they name, to say what to fix."""
+    from axe_selenium_python import Axe
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    return [(v["id"], [node["target"] for node in v["nodes"]][:5], v["nodes"][0].get("failureSummary", "")[:200])
+            for v in results["violations"] if v["impact"] in ("serious", "critical")]
+
+
 WIDE, NARROW = (1280, 900), (390, 844)
 
 
@@ -228,9 +244,11 @@ def banner_options(driver):
 
 
 def recorded_attempts(driver, title):
-    """The attempts "Recent problems" lists for the problem titled `title`, as the page words them."""
+    """The attempts "Recent problems" lists for the newest problem whose title holds `title` (in any
+    case), as the page words them."""
     return driver.execute_script(
-        "const item = [...document.querySelectorAll('#recent-problems > li')].find(li => li.textContent.includes(arguments[0]));"
+        "const item = [...document.querySelectorAll('#recent-problems > li')]"
+        ".find(li => li.textContent.toLowerCase().includes(arguments[0].toLowerCase()));"
         "return item ? [...item.querySelectorAll('.recent-attempts li')].map(li => li.textContent) : []", title)
 
 

@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    By, Dashboard, accessibility_problems, browser, click, console_errors, find, loaded, open_simulator, run_suite, shot, texts,
+    By, Dashboard, accessibility_details, accessibility_problems, browser, click, console_errors, find, loaded, open_simulator, run_suite, shot, texts,
     wait,
 )
 
@@ -29,7 +29,7 @@ def test_loads_live_without_console_errors(context):
     wait(driver, lambda: driver.find_element(By.ID, "connection-text").text == "Live", message="live")
     shot(driver, SHOTS, "live")
     assert console_errors(driver) == [], console_errors(driver)
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
 
 
 def test_messages_appear_in_both_panes_within_a_second(context):
@@ -51,9 +51,8 @@ def test_html_in_a_message_is_shown_as_text(context):
 
 
 def countdown_seconds(driver):
-    text = driver.execute_script("return document.querySelector('#banner').hidden ? '' : "
-                                 "document.querySelector('#banner-countdown').textContent")
-    return int(text.split()[2]) if text.startswith("Retrying in") else 0
+    text = driver.execute_script("return document.querySelector('#banner-countdown').textContent")
+    return int(text.split()[3]) if text.startswith("Trying again in") else 0
 
 
 def test_offline_shows_a_counting_banner_and_retry_now_brings_it_back(context):
@@ -65,7 +64,7 @@ def test_offline_shows_a_counting_banner_and_retry_now_brings_it_back(context):
     first = countdown_seconds(driver)
     wait(driver, lambda: 0 < countdown_seconds(driver) < first, seconds=3, message="the countdown falls")
     shot(driver, SHOTS, "waiting")
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
     # Clicked with seconds to go: at 1 s the engine's own try may start under the pointer (the
     # banner's buttons change with it), and this is about Retry now not waiting for it.
     wait(driver, lambda: countdown_seconds(driver) >= 3, seconds=60, message="3 s or more to go")
@@ -84,20 +83,22 @@ def test_out_of_space_view_buy_confirm_and_everything_once(context):
     view = '[data-view-for="primary"] .error-view'
     options = f"{view} button[data-option]"
     wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, options)) >= 2, message="the out-of-space view")
-    # A few small messages are stored and 40 wait: removing old ones cannot make room, so only buying is offered.
+    # Storage filled with what was stored, and a few more wait: deleting the oldest can make room, or buying.
     offered = [button.get_attribute("data-option") for button in driver.find_elements(By.CSS_SELECTOR, options)]
-    assert offered == ["cancel", "buy-space"], offered
+    assert offered == ["cancel", "free-space", "buy-space"], offered
     titles = [button.text for button in driver.find_elements(By.CSS_SELECTOR, options)]
-    assert titles == ["Not now", "Buy more space"], "Cancel only hides the view here, and says so"
+    assert titles == ["Not now", "Free space", "Buy more space"], f"Cancel only hides the view here, and says so: {titles}"
+    roles = [button.get_attribute("data-role") for button in driver.find_elements(By.CSS_SELECTOR, options)]
+    assert roles == ["cancel", "destructive", "default"], f"deleting looks like deleting: {roles}"
     assert driver.find_element(By.CSS_SELECTOR, view).get_attribute("role") == "alert"
     shot(driver, SHOTS, "out-of-space")
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
     buy = driver.find_element(By.CSS_SELECTOR, f'{view} button[data-option="buy-space"]')
     click(driver, buy)
     wait(driver, lambda: driver.find_element(By.ID, "confirm").get_attribute("open") is not None, message="confirmation")
     shot(driver, SHOTS, "confirm-buy")
     assert driver.switch_to.active_element.get_attribute("data-role") == "cancel", "focus moved into the dialog, on the safe answer"
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
     # A double click on the confirmation runs one attempt.
     confirm = driver.find_element(By.CSS_SELECTOR, '#confirm-actions button[data-role="default"]')
     driver.execute_script("arguments[0].click(); arguments[0].click();", confirm)
@@ -137,11 +138,13 @@ def test_unlink_hides_the_linked_pane(context):
 
 def test_keyboard_alone_reaches_the_simulator_controls(context):
     dashboard, driver = context.dashboard, context.driver
+    open_simulator(driver)
+    driver.execute_script("document.activeElement?.blur(); window.scrollTo(0, 0)")
     body = driver.find_element(By.TAG_NAME, "body")
     from selenium.webdriver.common.keys import Keys
     body.send_keys(Keys.TAB)
     focused = set()
-    for _ in range(40):
+    for _ in range(60):
         focused.add(driver.switch_to.active_element.get_attribute("id") or driver.switch_to.active_element.text)
         driver.switch_to.active_element.send_keys(Keys.TAB)
     assert "engine-toggle" in focused and "sim-fill" in focused, focused
@@ -157,7 +160,7 @@ def test_readable_at_320_pixels_and_in_dark_mode(context):
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     shot(driver, SHOTS, "dark")
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     assert background != "rgb(247, 247, 249)", "dark mode changes the background"
 
@@ -167,8 +170,9 @@ def test_stopped_state_offers_start(context):
     click(driver, find(driver, "#engine-toggle"))
     wait(driver, lambda: "Syncing is stopped" in driver.find_element(By.ID, "banner-text").text, message="stopped banner")
     shot(driver, SHOTS, "stopped")
-    assert accessibility_problems(driver) == [], accessibility_problems(driver)
-    click(driver, find(driver, "#banner-actions button"))
+    assert accessibility_problems(driver) == [], accessibility_details(driver)
+    assert find(driver, "#engine-toggle").text == "Start syncing"
+    click(driver, find(driver, "#engine-toggle"))
     wait(driver, lambda: driver.find_element(By.ID, "connection-text").text == "Live", message="started again")
 
 
@@ -195,8 +199,7 @@ def test_when_the_process_is_gone_the_banner_says_so(context):
     dashboard, driver = context.dashboard, context.driver
     dashboard.stop()
     wait(driver, lambda: "does not answer" in driver.find_element(By.ID, "banner-text").text, message="process down")
-    wait(driver, lambda: "Retrying in" in driver.find_element(By.ID, "banner-countdown").text
-         or "Retrying now" in driver.find_element(By.ID, "banner-countdown").text, message="its own countdown")
+    wait(driver, lambda: "Trying again" in driver.find_element(By.ID, "banner-countdown").text, message="its own countdown")
     shot(driver, SHOTS, "process-down")
 
 

@@ -59,7 +59,7 @@ def test_signing_in_again_from_the_page(context):
 
     # A wrong password: it says so, and the button works again.
     sign_in_with(driver, "not my password")
-    wait(driver, lambda: text_of(driver, "#alert-note").startswith("Still failing"), seconds=20, message="the failure is said")
+    wait(driver, lambda: "didn't help" in text_of(driver, "#alert-note"), seconds=20, message="the failure is said")
     assert "did not accept the password" in text_of(driver, "#alert-note")
     wait(driver, lambda: enabled(driver, '#alert-actions button[data-option="sign-in"]'), message="Sign in again is on again")
     assert find(driver, "#sign-in-password").get_attribute("value") == "", "the page keeps no copy of what was typed"

@@ -55,7 +55,7 @@ struct FeedPresenter: ErrorPresenter {
     }
 
     func attemptChanged(_ progress: AttemptProgress) async {
-        await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, attemptId: progress.attemptID, option: progress.optionID,
+        await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, type: progress.errorType, attemptId: progress.attemptID, option: progress.optionID,
                                                    title: progress.optionTitle, status: progress.status.rawValue, reason: progress.reason,
                                                    summary: progress.summary))
     }

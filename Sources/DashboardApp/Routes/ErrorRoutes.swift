@@ -82,6 +82,8 @@ struct AttemptBody: Encodable, Sendable {
 /// `dismissed` (set aside as the person asked: Not now, Stop syncing; with what was done).
 struct AttemptEvent: Encodable, Sendable {
     var errorId: String
+    /// The error's kind, so a window that did not make the attempt can say what it did.
+    var type: String
     var attemptId: String
     var option: String
     var title: String

@@ -54,10 +54,12 @@ struct SimulatorRoutes {
     }
 }
 
-/// "Fill storage" for demos and tests: makes the next messages not fit, whatever the quota is now
-/// (bought space included), by publishing messages of about 16 KB until they add up to more than
-/// the free space: storage fills, as it would for a person, and the quota stays what it is (a
-/// purchase never seems to vanish). Beyond `maximumPublished` messages it refuses and says why.
+/// "Fill storage" for demos and tests: makes storage full as it fills for a person, whatever the
+/// quota is now (bought space included), and leaves the quota as it is (a purchase never seems to
+/// vanish). Messages of about 16 KB are published that fill what is free, the dashboard stores
+/// them, and then a few more come that do not fit: storage is full of what was stored, so Free
+/// space can make room (it removes the oldest) as well as Buy more space. Beyond
+/// `maximumPublished` messages it refuses and says why.
 struct StorageFiller: Sendable {
     struct Filled: Encodable, Sendable {
         var published: Int
@@ -70,21 +72,39 @@ struct StorageFiller: Sendable {
     let simulator: ChatSimulator
     let usage: @Sendable () async -> StorageUsage
     var maximumPublished = 2_000
+    /// The messages that come once storage is filled, and do not fit.
+    static let overflowing = 4
+    /// How long the stored part may take to be stored before the overflowing part comes anyway.
+    var storedWithin: Duration = .seconds(10)
     static let filler = (0..<200).map { "Sample text \($0 + 1) of 200, filling storage for the demo. " + String(repeating: "·", count: 20) }
         .joined(separator: "\n")
 
     func fill() async -> Result<Filled, Refusal> {
-        let usage = await usage()
-        guard let quota = usage.quotaBytes else {
+        let before = await usage()
+        guard let quota = before.quotaBytes else {
             return .failure(Refusal(detail: "There is no storage quota, so storage cannot be filled."))
         }
-        let free = max(0, quota - usage.usedBytes)
-        let count = Int(free / Int64(Self.filler.utf8.count)) + 2
-        guard count <= maximumPublished else {
-            return .failure(Refusal(detail: "\(free / 1_000_000) MB are free; filling them would take \(count) messages. "
+        // What one stored message takes: its text and the store's own (a sender of a few letters, its
+        // time, a row: 80 bytes at most), so that what is left after the fitting part is less than two.
+        let size = Int64(Self.filler.utf8.count) + 80
+        let free = max(0, quota - before.usedBytes)
+        // What fits, less one message's room (so the overflow is what does not fit), then the overflow.
+        let fitting = max(0, Int(free / size) - 1)
+        guard fitting + Self.overflowing <= maximumPublished else {
+            return .failure(Refusal(detail: "\(free / 1_000_000) MB are free; filling them would take \(fitting + Self.overflowing) messages. "
                                     + "Start the dashboard with a smaller --quota to try storage running out."))
         }
-        await simulator.publish(account: "primary", count: count, text: Self.filler)
-        return .success(Filled(published: count))
+        if fitting > 0 {
+            await simulator.publish(account: "primary", count: fitting, text: Self.filler)
+            // The fitting part is stored as one batch first: published together with the overflow,
+            // the whole would not fit and nothing would be stored.
+            let stored = before.usedBytes + Int64(fitting) * size * 9 / 10
+            let deadline = ContinuousClock.now + storedWithin
+            while await usage().usedBytes < stored, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        await simulator.publish(account: "primary", count: Self.overflowing, text: Self.filler)
+        return .success(Filled(published: fitting + Self.overflowing))
     }
 }
