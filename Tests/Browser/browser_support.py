@@ -202,6 +202,34 @@ def accessibility_details(driver):
 
 WIDE, NARROW = (1280, 900), (390, 844)
 
+# Layout shifts as Chromium counts them: every shift not caused by input, and its CLS (the
+# largest burst of shifts less than 1 s apart within 5 s).
+SHIFT_OBSERVER = """
+window.shifts = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.shifts.push([entry.value, entry.hadRecentInput, entry.startTime,
+    (entry.sources || []).map((source) => source.node ? (source.node.id || source.node.className || source.node.nodeName) : "")]);
+}).observe({ type: "layout-shift" });
+"""
+
+CUMULATIVE_SHIFT = """
+const shifts = window.shifts.filter(([, recentInput]) => !recentInput);
+let largest = 0, current = 0, first = 0, previous = -Infinity;
+for (const [value, , at] of shifts) {
+  if (at - previous > 1000 || at - first > 5000) { current = 0; first = at; }
+  current += value; previous = at; largest = Math.max(largest, current);
+}
+return [shifts.reduce((sum, [value]) => sum + value, 0), largest, shifts.length];
+"""
+
+
+def shift_sources(driver, most=5):
+    """The elements that moved most, for a message that says what shifted."""
+    return driver.execute_script("""
+        const counts = {};
+        for (const [value, recent, , sources] of window.shifts) if (!recent) for (const s of sources) counts[s] = (counts[s] || 0) + value;
+        return Object.entries(counts).sort((a, b) => b[1] - a[1]).slice(0, arguments[0]);""", most)
+
 
 def accessible_at_both_widths(driver, state):
     """axe-core at 390 and 1280 px: no serious or critical problem; the window is wide again after."""

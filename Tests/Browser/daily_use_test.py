@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    NARROW, WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, dialog_open, enabled, fill_storage, find, find_all,
+    CUMULATIVE_SHIFT, NARROW, SHIFT_OBSERVER, WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, dialog_open, enabled, fill_storage, find, find_all,
     free_port, loaded, loaded_range, open_simulator, run_suite, scroll_at_rest, shot, status_text, text_of, visible, wait,
 )
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -192,25 +192,6 @@ def test_reading_place_and_selection_stay_while_5_messages_a_second_arrive(conte
 
 
 # MARK: 3. The retry banner stays in place
-
-
-SHIFT_OBSERVER = """
-window.shifts = [];
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) window.shifts.push([entry.value, entry.hadRecentInput, entry.startTime]);
-}).observe({ type: "layout-shift" });
-"""
-
-CUMULATIVE_SHIFT = """
-const shifts = window.shifts.filter(([, recentInput]) => !recentInput);
-// Chromium's CLS: the largest burst of shifts less than 1 s apart within 5 s.
-let largest = 0, current = 0, first = 0, previous = -Infinity;
-for (const [value, , at] of shifts) {
-  if (at - previous > 1000 || at - first > 5000) { current = 0; first = at; }
-  current += value; previous = at; largest = Math.max(largest, current);
-}
-return [shifts.reduce((sum, [value]) => sum + value, 0), largest, shifts.length];
-"""
 
 
 def watch_failures(driver, dashboard, seconds, size):
