@@ -127,7 +127,7 @@ function addMessages(account, messages, notify, caughtUp) {
   const last = told.at(-1);
   if (action === "toast") {
     const notice = messageNotice({ count: told.length, last, caughtUp, inView: newestInView(account) });
-    if (notice.kind !== "none") messagesToast(notice, told.length);
+    if (notice.kind !== "none") messagesToast(notice, told.length, notice.kind === "summary" ? interruptions : "");
   } else if (action === "notify") {
     if ("Notification" in window && Notification.permission === "granted") {
       notified += told.length;
@@ -144,7 +144,8 @@ document.addEventListener("visibilitychange", () => {
   if (!visible) return;
   notified = 0;
   const kept = takeKept();
-  if (kept) messagesToast(awayNotice(kept), kept.count);
+  awayReturns += 1;
+  if (kept) messagesToast(awayNotice(kept), kept.count, awayReturns);
 });
 
 // MARK: Rendering
@@ -153,8 +154,16 @@ function accountName(account) {
   return account === "primary" ? "Primary account" : "Linked account";
 }
 
+// Each interruption's catch-up and each return to the tab is told on its own.
+let interruptions = 0;
+let wasLive = false;
+let awayReturns = 0;
+
 function renderAll() {
   const status = pageStatus(state, Date.now());
+  const live = status.label === "Live";
+  if (wasLive && !live) interruptions += 1;
+  wasLive = live;
   const parts = statusParts(status);
   renderStatus(parts.status, { ...parts, unread });
   recordHistory(status);

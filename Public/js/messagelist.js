@@ -6,13 +6,17 @@
 // The reader keeps their place: every change (new messages, older pages, removals, a row measured
 // at another height than guessed) is laid out again around the first row in view, so the text
 // under the reader does not move. Only a reader at the very top, with nothing selected in the
-// pane, follows the newest messages; anyone else gets "N new messages" to jump to. Rows are never
-// rebuilt or moved once in the DOM, so a selection in them survives every update.
+// pane, follows the newest messages; anyone else gets "N new messages" to jump to. Following is
+// done by scrolling: the rows stay where they were and the pane then scrolls up to the new ones,
+// so what moves is the view, never the layout under the reader. Rows are never rebuilt or moved
+// once in the DOM, so a selection in them survives every update.
 
 import { element, timeElement } from "./dom.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
+/** How fast following scrolls up to new rows: the way left shrinks by e every this many ms. */
+const FOLLOW_EASE_MS = 90;
 const NEAR_END_SCREENS = 2;
 
 export class MessageList {
@@ -37,11 +41,27 @@ export class MessageList {
     this.contentChanged = false; // messages came or went, or widths changed, since the last layout
     this.width = 0;
     this.nearEndCheckDue = false;
+    this.followDue = false; // new messages came while following: scroll up to them after layout
+    this.followScrolling = false; // the page itself is scrolling up to the newest
+    this.followStepQueued = false; // its next step is due at the next frame
+    this.lastFollowStep = null; // when it took the last one
+    this.contentFrame = null; // the last frame that laid out new content
+    // Room below everything while following: a list shorter than the pane could not be scrolled
+    // to keep its rows in place, and they would be pushed down instead.
+    this.slack = element("div", { className: "follow-slack", attributes: { "aria-hidden": "true" } });
+    scroller.append(this.slack);
     scroller.addEventListener("scroll", () => {
-      if (this.unseen && this.atTop()) this.setUnseen(0);
+      if (this.atTop() && !this.followScrolling) {
+        this.slack.style.height = "0px";
+        if (this.unseen) this.setUnseen(0);
+      }
       this.schedule();
       this.nearEndCheckDue = true;
     }, { passive: true });
+    // The reader taking the wheel ends the page's own scrolling to the newest.
+    for (const type of ["wheel", "touchstart", "keydown", "pointerdown"]) {
+      scroller.addEventListener(type, () => { this.followScrolling = false; }, { passive: true });
+    }
     new ResizeObserver(() => {
       const width = this.list.clientWidth;
       if (width === this.width) return;
@@ -86,6 +106,7 @@ export class MessageList {
   add(messages) {
     const fresh = messages.filter((message) => !this.ids.has(message.id));
     if (fresh.length === 0) return 0;
+    const following = this.following();
     this.holdPlace();
     const newestBefore = this.newestId() ?? -Infinity;
     fresh.sort((a, b) => b.id - a.id);
@@ -94,7 +115,8 @@ export class MessageList {
     this.tops = null;
     this.contentChanged = true;
     const newer = fresh.filter((message) => message.id > newestBefore).length;
-    if (newer && this.anchor) this.setUnseen(this.unseen + newer);
+    if (newer && following) this.followDue = true;
+    else if (newer) this.setUnseen(this.unseen + newer);
     this.schedule();
     return fresh.length;
   }
@@ -135,6 +157,7 @@ export class MessageList {
   /** Back to the newest message, as "N new messages" does. */
   jumpToNewest() {
     this.anchor = null;
+    this.followScrolling = false;
     this.scroller.scrollTop = 0;
     this.setUnseen(0);
     this.schedule();
@@ -144,6 +167,10 @@ export class MessageList {
 
   atTop() { return this.scroller.scrollTop <= FOLLOW_SLACK_PX; }
 
+  /** True when the reader follows the newest messages: at the top (or on the way there by the
+   *  page's own scrolling) with nothing selected in the pane. */
+  following() { return (this.followScrolling || this.atTop()) && !this.selectionInside(); }
+
   /** True when part of the current selection is in this pane: the reader is busy with it. */
   selectionInside() {
     const selection = document.getSelection();
@@ -151,11 +178,9 @@ export class MessageList {
     return this.list.contains(selection.anchorNode) || this.list.contains(selection.focusNode);
   }
 
-  /** Notes the first row in view and where it is, before the rows change, unless the reader
-   *  follows the newest (at the top, nothing selected). */
+  /** Notes the first row in view and where it is, before the rows change. */
   holdPlace() {
     if (this.anchor) return;
-    if (this.atTop() && !this.selectionInside()) return;
     const tops = this.offsets();
     const scrollTop = this.scroller.scrollTop;
     const index = Math.min(this.items.length - 1, this.rowAt(tops, scrollTop));
@@ -181,8 +206,9 @@ export class MessageList {
     this.noteLoaded();
     if (this.renderQueued) return;
     this.renderQueued = true;
-    requestAnimationFrame(() => {
+    requestAnimationFrame((now) => {
       this.renderQueued = false;
+      if (this.contentChanged) this.contentFrame = now;
       this.render();
     });
   }
@@ -208,6 +234,7 @@ export class MessageList {
       anchor.offset -= scrolled;
       if (anchor.shownAt !== null) anchor.shownAt -= scrolled;
     }
+    if (this.followDue) this.slack.style.height = `${this.scroller.clientHeight}px`;
     // Twice at most: rows measured in the first pass may move the anchor, the second puts it back.
     for (let pass = 0; pass < 2; pass += 1) {
       const tops = this.offsets();
@@ -231,12 +258,59 @@ export class MessageList {
       if (now !== null && Math.abs(now - anchor.shownAt) >= 0.5) this.scroller.scrollTop = Math.round(this.scroller.scrollTop + now - anchor.shownAt);
     }
     this.keptPlace = anchor ? { id: anchor.id, shownAt: anchor.shownAt, scrollTop: this.scroller.scrollTop } : null;
+    if (this.followDue) {
+      this.followDue = false;
+      this.scrollUpToNewest();
+    }
     this.noteLoaded();
     // Only a reader who scrolls asks for older pages; a page that merely opened does not.
     if (this.nearEndCheckDue) {
       this.nearEndCheckDue = false;
       this.checkNearEnd();
     }
+  }
+
+  /** Follows the newest: the rows stayed in place, now the view moves up to the new ones, a step
+   *  each frame from the next one on (the frame with the rows in place is drawn first). The steps
+   *  are the page's own rather than the browser's smooth scrolling, which runs beside the page: a
+   *  row arriving mid-way is put in place against a scroll position the page knows, and the view
+   *  goes on from there. */
+  scrollUpToNewest() {
+    if (this.atTop() && !this.followScrolling) {
+      this.slack.style.height = "0px";
+      return;
+    }
+    this.keptPlace = null;
+    if (!this.followScrolling) this.lastFollowStep = null;
+    this.followScrolling = true;
+    if (this.followStepQueued) return;
+    this.followStepQueued = true;
+    requestAnimationFrame((now) => {
+      this.followStepQueued = false;
+      // The reader took the wheel meanwhile, or selected text: their place stays theirs.
+      if (this.selectionInside()) this.followScrolling = false;
+      if (!this.followScrolling) return;
+      // A frame that puts new rows in place does not scroll too: the reader is shown the rows
+      // where they were, then the view moves (both in one frame is drawn as a jump).
+      if (this.contentChanged || this.contentFrame === now) {
+        this.scrollUpToNewest();
+        return;
+      }
+      const reduced = matchMedia("(prefers-reduced-motion: reduce)").matches;
+      const elapsed = this.lastFollowStep === null ? 16 : Math.max(1, now - this.lastFollowStep);
+      this.lastFollowStep = now;
+      // A constant share of the way left per time: fast at first, gentle at the end; a frame late
+      // on a busy machine takes a longer step, never a longer way.
+      const top = reduced ? 0 : Math.floor(this.scroller.scrollTop * Math.exp(-elapsed / FOLLOW_EASE_MS));
+      this.scroller.scrollTop = top;
+      if (top > 0) {
+        this.scrollUpToNewest();
+      } else {
+        this.followScrolling = false;
+        this.slack.style.height = "0px";
+        if (this.unseen) this.setUnseen(0);
+      }
+    });
   }
 
   /** Puts the rows for `scrollTop` in the DOM; true when measuring them changed the heights. */

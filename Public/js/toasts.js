@@ -59,10 +59,11 @@ function keepRoom() {
 
 const counts = new Map(); // key -> { count, node }
 
-/** A notice about new messages (notices.js): a counting toast per kind, which stops counting and
- *  leaves COUNTING_LIFETIME_MS after it first showed; what comes after that is a new toast. */
-export function messagesToast(notice, count) {
-  const key = `messages-${notice.kind}`;
+/** A notice about new messages (notices.js): a counting toast per kind and `episode` (one
+ *  interruption, one time away: two of them are never added up), which stops counting and leaves
+ *  COUNTING_LIFETIME_MS after it first showed; what comes after that is a new toast. */
+export function messagesToast(notice, count, episode = "") {
+  const key = `messages-${notice.kind}-${episode}`;
   const current = counts.get(key);
   const alive = current && current.node.isConnected && Date.now() - current.node.shownAt < COUNTING_LIFETIME_MS;
   const total = alive ? current.count + count : count;

@@ -172,7 +172,10 @@ public actor ChatSimulator {
 
     // MARK: Upstream calls (`/v1/...`)
 
-    func upstream(_ request: HTTPRequest) -> Outcome {
+    /// Answers an upstream call. With `mayHold` false a poll with nothing new is answered at
+    /// once instead of held: a fault that spoils answers shows on the next poll, not at the end
+    /// of a 25-second hold.
+    func upstream(_ request: HTTPRequest, mayHold: Bool = true) -> Outcome {
         switch (request.method, String(request.path)) {
         case ("POST", "/v1/session"):
             return .respond(createSession())
@@ -181,7 +184,7 @@ public actor ChatSimulator {
             return .respond(Self.json(LastMessageInfo(primaryLastId: lastID(of: primaryUserId),
                                                       linkedLastId: linkedUserId.map(lastID(of:)))))
         case ("GET", "/v1/messages"):
-            return messages(request)
+            return messages(request, mayHold: mayHold)
         case ("POST", "/v1/storage/purchase"):
             return .respond(purchase(request, declined: false))
         default:
@@ -207,7 +210,7 @@ public actor ChatSimulator {
         return tokens.contains(token) ? token : nil
     }
 
-    private func messages(_ request: HTTPRequest) -> Outcome {
+    private func messages(_ request: HTTPRequest, mayHold: Bool) -> Outcome {
         guard let token = authorized(request) else { return .respond(Self.error(.unauthorized, "token expired")) }
         guard let primaryAfter = Int64(request.queryValue("primaryAfter") ?? "0") else {
             return .respond(Self.error(.badRequest, "primaryAfter must be an id"))
@@ -223,6 +226,7 @@ public actor ChatSimulator {
         if let batch = available(after: primaryAfter, linkedAfter: linkedAfter) {
             return .respond(batch)
         }
+        guard mayHold else { return .respond(Self.json(MessagesAnswer(messages: [:]))) }
         let id = nextPollID
         nextPollID += 1
         let hold = min(Duration.seconds(holdSeconds), configuration.maxHold)

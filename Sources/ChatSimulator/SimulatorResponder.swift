@@ -40,7 +40,9 @@ public struct SimulatorResponder: HTTPResponder {
             break
         }
         var response: HTTPResponse
-        switch await simulator.upstream(request) {
+        // A spoiled answer comes at once, as from a captive portal or a broken proxy.
+        let spoils = fault == .malformed || fault == .drop
+        switch await simulator.upstream(request, mayHold: !spoils) {
         case .respond(let answer):
             response = answer
         case .hold(let held):

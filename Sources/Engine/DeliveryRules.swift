@@ -19,16 +19,18 @@ struct DeliveryRules: Sendable, Equatable {
     }
 
     /// The cursor sync said the server's newest id of `account`'s stream is `serverNewest`;
-    /// `newestStored` is nil for a stream never synced. `reconnecting`: after an interruption
+    /// `newestStored` is nil for a stream with nothing stored since it began. `reconnecting`: after an interruption
     /// (a new cycle), not a token renewed mid-cycle.
     mutating func serverNewest(_ serverNewest: Int64, for account: AccountRole, newestStored: Int64?,
                                reconnecting: Bool) -> Position {
-        guard let newestStored else {
-            silentThrough[account] = max(silentThrough[account] ?? 0, serverNewest)
+        // A stream noted before in this run but with nothing stored yet (an empty account, or its
+        // history still on the way) is known up to its history: what came after is no history.
+        guard let known = newestStored ?? silentThrough[account] else {
+            silentThrough[account] = serverNewest
             return .history(serverNewest)
         }
-        if reconnecting { caughtUpThrough[account] = serverNewest > newestStored ? serverNewest : nil }
-        return .missed(max(0, serverNewest - newestStored))
+        if reconnecting { caughtUpThrough[account] = serverNewest > known ? serverNewest : nil }
+        return .missed(max(0, serverNewest - known))
     }
 
     /// Where a stream stands in the local copy when the cursor sync answers.

@@ -98,6 +98,18 @@ def click_selector(driver, selector):
         click(driver, find(driver, selector))
 
 
+def click_while_shown(driver, selector):
+    """Clicks what `selector` names unless it went away by itself meanwhile (an alert the
+    engine's own retry closed between looking and clicking); a control still shown that does not
+    take the click is a failure."""
+    from selenium.common.exceptions import ElementNotInteractableException, NoSuchElementException, StaleElementReferenceException
+    try:
+        click_selector(driver, selector)
+    except (ElementNotInteractableException, NoSuchElementException, StaleElementReferenceException):
+        if visible(driver, selector):
+            raise
+
+
 def click(driver, element):
     """Clicks as a person does: the control is brought to the middle of the window first, and
     when toasts sit on it, they are dismissed first (with their own buttons)."""

@@ -404,7 +404,7 @@ struct DashboardAppTests {
             Issue.record("no event published")
             return
         }
-        #expect(String(decoding: events.body, as: UTF8.self).contains(#""type":"chat.read","data":{"account":"primary","chatId":4}"#))
+        #expect(String(decoding: events.body, as: UTF8.self).contains(#""type":"chat.read","data":{"account":"primary","chatId":4,"unread":0}"#))
         #expect(try await post("/api/chats/4/read", token: nil).status == .forbidden, "a write needs the CSRF token")
         #expect(try await post("/api/chats/77/read", token: app.secrets.csrfToken).status == .notFound)
         #expect(try await post("/api/chats/x/read", token: app.secrets.csrfToken).status == .badRequest)

@@ -24,7 +24,7 @@ struct ErrorCatalogTests {
         let problem = EngineProblem(kind: .outOfSpace, debug: "quota reached", usage: StorageUsage(usedBytes: 15_000, quotaBytes: 20_000),
                                     neededBytes: 6_000)
         let error = ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil)
-        #expect(error.detail == "New messages (6.0 KB) do not fit into the 5.0 KB left of your 20 KB.")
+        #expect(error.detail == "New messages (6.0 KB) don't fit into the 5.0 KB left of your 20 KB.")
         #expect(error.options.map(\.title) == ["Not now", "Buy more space"], "Cancel only hides the view here")
         #expect(error.option("buy-space")?.confirmation?.contains("10 MB") == true, "the question says how much is bought")
     }

@@ -82,7 +82,7 @@ struct RecoveryEndToEndTests {
         let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
         #expect(answer.status == .recovered)
         let summary = try #require(answer.summary, "a recovery that says what it removed")
-        #expect(summary.hasPrefix("Removed the ") && summary.contains(" oldest messages ("), "\(summary)")
+        #expect(summary.hasPrefix("Deleted the ") && summary.contains(" oldest messages (") && summary.contains("to spare"), "\(summary)")
         #expect(try await until { await world.store.cursor(for: .primary) == "50" })
         let usage = await world.store.storageUsage()
         #expect(usage.usedBytes <= 4500)

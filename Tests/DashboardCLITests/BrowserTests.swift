@@ -8,7 +8,9 @@ import TestSupport
 /// day: the whole history, a steady reading place, layout shift and focus measured), `history_test.py`
 /// (chats, unread counts, a chat by day, search results opened in their chat, downloads), `truth_test.py`
 /// (one notice per message across windows, alerts where the person acted, retries that show their
-/// progress, words that say what an option did) and
+/// progress, words that say what an option did), `story_test.py` (the page tells one story: a restart
+/// with two windows, every part agreeing in each fault, the demo, storage words, notices, layout
+/// shift at 5 messages a second, the tab title, search, axe at three widths in light and dark) and
 /// `matrix_sign_in_test.py` (a Matrix account on a real Synapse asking to sign in again). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
@@ -47,6 +49,11 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func recoveryTellsTheTruthAcrossWindowsAndRetries() async throws {
         try await runScript("truth_test.py", [ChildProcess.binaryPath("dashboard")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func thePageTellsOneStory() async throws {
+        try await runScript("story_test.py", [ChildProcess.binaryPath("dashboard")])
     }
 
     /// Synapse's own Python, in the venv `.ci/run` makes.

@@ -18,7 +18,7 @@ struct RestartTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let arguments = ["--port", "0", "--db", folder + "/store.sqlite", "--always-on", "--log-level", "warning"]
+        let arguments = ["--port", "0", "--db", folder + "/store.sqlite", "--always-on", "--no-demo", "--log-level", "warning"]
 
         let first = try await RunningDashboard(arguments)
         try await first.simulator("/sim/messages", #"{"account": "primary", "count": 5}"#)

@@ -28,6 +28,18 @@ struct DeliveryRulesTests {
         #expect(rules.thresholds(for: .primary).delivery(of: 10) == .live)
     }
 
+    @Test func anEmptyStreamSeenOnceIsNoLongerNewSoWhatArrivesInAnOutageIsASummary() {
+        var rules = DeliveryRules()
+        #expect(rules.serverNewest(0, for: .primary, newestStored: nil, reconnecting: true) == .history(0))
+        #expect(rules.serverNewest(4, for: .primary, newestStored: nil, reconnecting: true) == .missed(4))
+        #expect(rules.thresholds(for: .primary).delivery(of: 4) == .caughtUp)
+        // History not stored yet when the cursor sync comes again: it stays history, the rest is not.
+        _ = rules.serverNewest(30, for: .linked, newestStored: nil, reconnecting: true)
+        #expect(rules.serverNewest(33, for: .linked, newestStored: nil, reconnecting: false) == .missed(3))
+        #expect(rules.thresholds(for: .linked).delivery(of: 30) == .silent)
+        #expect(rules.thresholds(for: .linked).delivery(of: 31) == .live)
+    }
+
     @Test func aStreamStartedAgainIsHistoryAgain() {
         var rules = DeliveryRules()
         _ = rules.serverNewest(10, for: .linked, newestStored: nil, reconnecting: true)
