@@ -5,19 +5,19 @@
 // wires: what is decided is decided in the pure modules, what is drawn is drawn by the DOM ones.
 
 import { getJSON, HttpError, loadSession, post, reasonFor, UnreadableAnswer } from "./api.js";
-import { chatMarkedRead, chatsChanged, chatsHeard, offerLinked, onUnreadChanged, refreshChats, wireChats } from "./chats.js";
+import { chatMarkedRead, chatMessageChanged, chatsChanged, chatsHeard, offerLinked, onUnreadChanged, refreshChats, wireChats } from "./chats.js";
 import { formatWhen } from "./dates.js";
 import { $, element, refreshTimes } from "./dom.js";
 import { announce, attemptRunningHere, noteAttemptEvent, resetRemoteAttempts, setOff, setProcessReachable } from "./errors.js";
 import { focusFirst, restoreFocus, watchFocus } from "./focus.js";
 import { focusAfter } from "./focusrules.js";
 import { attemptEnded, problemRaised, resetProblems } from "./history.js";
-import { awayNotice, messageNotice } from "./notices.js";
+import { awayNotice, messageNotice, quoteOf } from "./notices.js";
 import { initialState, reduce } from "./pagestate.js";
 import { ACCOUNTS, lists, makePanes, newestInView, onPaneChange, renderPane, takeSnapshotMessages } from "./panes.js";
 import { startPolling } from "./poll.js";
 import { withProgress } from "./progress.js";
-import { wireSearch } from "./search.js";
+import { searchResultChanged, wireSearch } from "./search.js";
 import { renderSimulator, wireSimulator } from "./simpanel.js";
 import { pageStatus } from "./status.js";
 import { recordHistory, renderStatus, updateCountdown } from "./statusbar.js";
@@ -25,7 +25,7 @@ import {
   errorRaised, errorResolved, outOfSpace, processDidNotAnswer, renderErrors, sendState, statusParts, tellStorageNews, wireSurfaces,
 } from "./surfaces.js";
 import { decideNotice, keepForLater, startTabs, takeKept } from "./tabs.js";
-import { messagesToast, toast } from "./toasts.js";
+import { messagesToast, quotedMessageChanged, toast } from "./toasts.js";
 import { renderStorage, showLinkedPane } from "./view.js";
 
 let state = initialState();
@@ -74,6 +74,18 @@ function applyEvents(events) {
       case "messages.removed":
         for (const account of ACCOUNTS) lists[account].remove(data[account] ?? []);
         chatsChanged({ removed: data });
+        break;
+      case "message.changed":
+        lists[data.account]?.change(data.message);
+        chatMessageChanged(data.account, data.message);
+        searchResultChanged(data.account, data.message.id);
+        quotedMessageChanged(`${data.account}/${data.message.id}`, quoteOf(data.message));
+        break;
+      case "message.removed":
+        lists[data.account]?.remove([data.id]);
+        chatsChanged({ removed: { [data.account]: [data.id] } });
+        searchResultChanged(data.account, data.id, { removed: true });
+        quotedMessageChanged(`${data.account}/${data.id}`, null);
         break;
       case "error.raised":
         problemRaised(data);
@@ -127,7 +139,10 @@ function addMessages(account, messages, notify, caughtUp) {
   const last = told.at(-1);
   if (action === "toast") {
     const notice = messageNotice({ count: told.length, last, caughtUp, inView: newestInView(account) });
-    if (notice.kind !== "none") messagesToast(notice, told.length, notice.kind === "summary" ? interruptions : "");
+    if (notice.kind !== "none") {
+      const node = messagesToast(notice, told.length, notice.kind === "summary" ? interruptions : "");
+      if (notice.quote && last) node.dataset.quoted = `${account}/${last.id}`;
+    }
   } else if (action === "notify") {
     if ("Notification" in window && Notification.permission === "granted") {
       notified += told.length;

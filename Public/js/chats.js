@@ -5,7 +5,7 @@
 import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { element, timeElement } from "./dom.js";
+import { editedMark, element, timeElement } from "./dom.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -89,7 +89,16 @@ export function chatMarkedRead(readAccount, chatId, unread = 0) {
   renderChats();
 }
 
-/** Messages went (Free space) or an account changed: the list and the open chat follow. */
+/** A stored message was edited: the open chat shows the new text. */
+export function chatMessageChanged(changedAccount, message) {
+  if (!open || open.account !== changedAccount) return;
+  const index = open.messages.findIndex((item) => item.id === message.id);
+  if (index < 0) return;
+  open.messages[index] = { ...open.messages[index], ...message };
+  renderMessages();
+}
+
+/** Messages went (Free space, a deletion elsewhere) or an account changed: the list and the open chat follow. */
 export function chatsChanged({ removed = null, accountGone = null } = {}) {
   if (open && accountGone === open.account) $("#chat-view").close();
   if (open && removed?.[open.account]?.length) {
@@ -263,7 +272,7 @@ function renderMessages() {
       className: `message${message.id === open.at ? " found" : ""}`,
       attributes: { "data-id": String(message.id), tabindex: "-1" },
     }, [
-      element("div", { className: "meta" }, [document.createTextNode(`${message.sender} · `), timeElement(message.sentAt)]),
+      element("div", { className: "meta" }, [document.createTextNode(`${message.sender} · `), timeElement(message.sentAt), ...editedMark(message)]),
       element("div", { className: "text", text: message.text }),
     ]));
   }

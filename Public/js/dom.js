@@ -44,3 +44,12 @@ export function refreshTimes(now = Date.now()) {
     if (node.textContent !== text) node.textContent = text;
   }
 }
+
+/** " (edited)" after the time of a message its sender changed, with when in its title. */
+export function editedMark(message) {
+  if (!message.editedAt) return [];
+  const mark = element("span", { className: "edited", text: " (edited)" });
+  const when = new Date(message.editedAt);
+  if (!Number.isNaN(when.getTime())) mark.title = `Edited ${when.toLocaleString()}`;
+  return [mark];
+}

@@ -11,7 +11,7 @@
 // so what moves is the view, never the layout under the reader. Rows are never rebuilt or moved
 // once in the DOM, so a selection in them survives every update.
 
-import { element, timeElement } from "./dom.js";
+import { editedMark, element, timeElement } from "./dom.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
@@ -121,7 +121,21 @@ export class MessageList {
     return fresh.length;
   }
 
-  /** Removes messages by id (freed space, a detached account). */
+  /** A stored message changed (its sender edited it): its row shows the new text in place. */
+  change(message) {
+    const index = this.items.findIndex((item) => item.id === message.id);
+    if (index < 0) return;
+    this.holdPlace();
+    this.items[index] = { ...this.items[index], ...message };
+    // The row is drawn again, and measured again at the next layout: the new text may wrap otherwise.
+    this.nodes.get(message.id)?.remove();
+    this.nodes.delete(message.id);
+    this.contentChanged = true;
+    this.tops = null;
+    this.schedule();
+  }
+
+  /** Removes messages by id (freed space, a detached account, a deletion elsewhere). */
   remove(ids) {
     const gone = new Set(ids.filter((id) => this.ids.has(id)));
     if (gone.size === 0) return;
@@ -444,7 +458,7 @@ function messageRow(message) {
   // In a direct chat the chat is the person: said once.
   const who = chat === message.sender ? message.sender : `${message.sender} · ${chat}`;
   return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt)]),
+    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message)]),
     element("div", { className: "text", text: message.text }),
   ]);
 }

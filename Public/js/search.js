@@ -68,6 +68,17 @@ async function search(text, { retry = false } = {}) {
   count.textContent = countWords(results.length, answer);
 }
 
+/** A message shown among the results was edited or deleted: a deleted one leaves at once, an
+ *  edited one is searched for again (the old words may no longer match). */
+export function searchResultChanged(changedAccount, id, { removed = false } = {}) {
+  if ($("#search-account").value !== changedAccount) return;
+  const shown = $(`#search-results .search-open[data-message="${CSS.escape(String(id))}"]`);
+  if (!shown) return;
+  if (removed) shown.closest("li").remove();
+  clearTimeout(timer);
+  timer = setTimeout(() => search($("#search-field").value), DEBOUNCE_MS);
+}
+
 /** A result opens its chat at the message found. */
 function resultItem({ message, snippet }, account) {
   const text = element("span", { className: "search-snippet" });

@@ -74,4 +74,16 @@ export function messagesToast(notice, count, episode = "") {
         : notice.text;
   const node = toast(text, { detail: notice.quote, seconds: COUNTING_LIFETIME_MS / 1000, key });
   counts.set(key, { count: total, node });
+  return node;
+}
+
+/** A message a toast quotes (`quoted`: "account/id") was edited (`text`) or deleted (null):
+ *  the quote follows, or goes. */
+export function quotedMessageChanged(quoted, text) {
+  for (const node of document.querySelectorAll(`#toasts .toast[data-quoted="${CSS.escape(quoted)}"]`)) {
+    const detail = node.querySelector(".toast-detail");
+    detail.textContent = text ?? "";
+    detail.hidden = !text;
+    if (text === null) delete node.dataset.quoted;
+  }
 }

@@ -5,6 +5,8 @@ public enum EngineEvent: Sendable {
     case connection(ConnectionStatus)
     /// New messages of one account, and whether and how the person should hear of them.
     case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
+    /// Stored messages of one account an edit changed, and those a redaction removed.
+    case messagesChanged(account: AccountRole, changed: [StoredMessage], removed: [RemovedMessage])
     /// A linked account is there; `firstSync` when it came with the very first session (nothing to announce).
     case accountLinked(userId: Int64, firstSync: Bool)
     case accountUnlinked(userId: Int64)

@@ -16,8 +16,8 @@ public protocol EngineStore: Sendable {
     func addPurchasedBytes(_ bytes: Int64, idempotencyKey: String) async throws(StoreError) -> Bool
     func checkWritable() async throws(StoreError)
     func archiveAccount(_ account: AccountRole, at archivedAt: String) async throws(StoreError) -> Int
-    func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
-               unread: UnreadCounting) async throws(StoreError) -> [StoredMessage]
+    func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
+                    unread: UnreadCounting) async throws(StoreError) -> AppliedBatch
 }
 
 extension MessageStore: EngineStore {}

@@ -478,14 +478,18 @@ public actor SyncEngine {
             }
             let incoming = list.map {
                 IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt,
-                                eventId: $0.eventId, chatName: $0.chatName)
+                                eventId: $0.eventId, chatName: $0.chatName, relation: $0.relation.map(Self.storeRelation))
             }
-            let fresh: [StoredMessage]
+            let outcome: Store.AppliedBatch
             do {
-                fresh = try await store.apply(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
-                                              unread: deliveries.unreadCounting(for: account, declared: answer.delivery))
+                outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
+                                                     unread: deliveries.unreadCounting(for: account, declared: answer.delivery))
             } catch {
                 throw CycleFailure(error)
+            }
+            let fresh = outcome.fresh
+            if !outcome.changed.isEmpty || !outcome.removed.isEmpty {
+                emit(.messagesChanged(account: account, changed: outcome.changed, removed: outcome.removed))
             }
             counters.messagesStored[account.description, default: 0] += fresh.count
             // A batch committed for a cycle that went stale meanwhile (a stop, the grace ending, the
@@ -504,6 +508,13 @@ public actor SyncEngine {
         clear(.storageFailure)
         // No separate storage event per batch: the feed puts the usage into the messages event,
         // so one batch wakes each dashboard tab once.
+    }
+
+    private static func storeRelation(_ relation: UpstreamMessage.Relation) -> IncomingMessage.Relation {
+        switch relation {
+        case .replaces(let eventID): .replaces(eventId: eventID)
+        case .redacts(let eventID): .redacts(eventId: eventID)
+        }
     }
 
     private func role(of userID: Int64) -> AccountRole? {

@@ -65,6 +65,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     private let basePath: String
     private let keeper: any MatrixCredentialKeeper
     private let timelineLimit: Int
+    /// The wall clock, for a `Retry-After` given as a date.
+    private let nowSeconds: @Sendable () -> Int
     private let state: Mutex<State>
     private let log = Logger("matrix")
 
@@ -73,7 +75,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
     ///   - tlsHelper: the `https-fetch` executable, for `https://` (default: beside this program).
     ///   - timelineLimit: events per room in a sync; a longer stretch is a gap, filled.
     public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, tlsHelper: String? = nil,
-                timelineLimit: Int = 50) {
+                timelineLimit: Int = 50, nowSeconds: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) {
+        self.nowSeconds = nowSeconds
         self.homeserver = homeserver
         self.user = signIn.user
         let host = homeserver.host ?? "127.0.0.1"
@@ -262,8 +265,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         case 403 where refusalIsUnauthorized:
             throw .unauthorized
         case 429:
-            let header = response.headers["Retry-After"].flatMap(Int64.init).map { Duration.seconds($0) }
-            throw .rateLimited(retryAfter: matrixError?.retryAfterMs.map { Duration.milliseconds($0) } ?? header)
+            throw .rateLimited(retryAfter: RateLimitWait.duration(retryAfterHeader: response.headers["Retry-After"],
+                                                                  retryAfterMs: matrixError?.retryAfterMs, nowSeconds: nowSeconds()))
         case 500...599:
             throw .serverError(status: response.status)
         default:

@@ -59,28 +59,86 @@ struct RoomEvent: Decodable, Sendable {
     var originServerTs: Int64?
     var stateKey: String?
     var content: Content?
+    /// The event a redaction removes (room versions up to 10 put it here, 11 in the content).
+    var redacts: String?
+    /// The event itself was redacted: `unsigned.redacted_because` is there.
+    var isRedacted = false
 
-    /// The content fields read: a message's `body`, a name event's `name`, an alias event's `alias`.
-    /// A field of another type than the spec's (a hostile or broken client's event) reads as absent.
+    /// The content fields read: a message's `body` and relation, a name event's `name`, an alias
+    /// event's `alias`, a redaction's `redacts`. A field of another type than the spec's (a
+    /// hostile or broken client's event) reads as absent.
     struct Content: Decodable, Sendable {
         var body: String?
         var name: String?
         var alias: String?
+        var redacts: String?
+        var relatesTo: Relation?
+        /// An edit's new content: its `body` (nil when `m.new_content` is missing or no object).
+        var newBody: String?
+
+        /// `m.relates_to`: an edit (`rel_type` `m.replace`) or a reply (`m.in_reply_to`).
+        struct Relation: Decodable, Sendable {
+            var relType: String?
+            var eventId: String?
+            var inReplyTo: String?
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                relType = try? container.decodeIfPresent(String.self, forKey: .relType)
+                eventId = try? container.decodeIfPresent(String.self, forKey: .eventId)
+                inReplyTo = (try? container.decodeIfPresent(Reply.self, forKey: .inReplyTo))?.eventId
+            }
+
+            struct Reply: Decodable, Sendable {
+                var eventId: String?
+                enum CodingKeys: String, CodingKey { case eventId = "event_id" }
+                init(from decoder: any Decoder) throws {
+                    eventId = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .eventId)
+                }
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case relType = "rel_type"
+                case eventId = "event_id"
+                case inReplyTo = "m.in_reply_to"
+            }
+        }
+
+        private struct NewContent: Decodable {
+            var body: String?
+            init(from decoder: any Decoder) throws {
+                body = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .body)
+            }
+            enum CodingKeys: String, CodingKey { case body }
+        }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             body = try? container.decodeIfPresent(String.self, forKey: .body)
             name = try? container.decodeIfPresent(String.self, forKey: .name)
             alias = try? container.decodeIfPresent(String.self, forKey: .alias)
+            redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
+            relatesTo = try? container.decodeIfPresent(Relation.self, forKey: .relatesTo)
+            newBody = (try? container.decodeIfPresent(NewContent.self, forKey: .newContent))?.body
         }
 
         enum CodingKeys: String, CodingKey {
-            case body, name, alias
+            case body, name, alias, redacts
+            case relatesTo = "m.relates_to"
+            case newContent = "m.new_content"
+        }
+    }
+
+    private struct Unsigned: Decodable {
+        var redactedBecause: Bool
+        enum CodingKeys: String, CodingKey { case redactedBecause = "redacted_because" }
+        init(from decoder: any Decoder) throws {
+            redactedBecause = (try? decoder.container(keyedBy: CodingKeys.self).contains(.redactedBecause)) ?? false
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case type, sender, content
+        case type, sender, content, redacts, unsigned
         case eventId = "event_id"
         case originServerTs = "origin_server_ts"
         case stateKey = "state_key"
@@ -94,6 +152,8 @@ struct RoomEvent: Decodable, Sendable {
         originServerTs = try? container.decodeIfPresent(Int64.self, forKey: .originServerTs)
         stateKey = try? container.decodeIfPresent(String.self, forKey: .stateKey)
         content = try? container.decodeIfPresent(Content.self, forKey: .content)
+        redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
+        isRedacted = (try? container.decodeIfPresent(Unsigned.self, forKey: .unsigned))?.redactedBecause ?? false
     }
 }
 

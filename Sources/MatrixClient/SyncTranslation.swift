@@ -53,13 +53,51 @@ struct RoomNames: Sendable {
 }
 
 extension UpstreamMessage {
-    /// An `m.room.message` event with a text body as a message of chat `roomID`; nil for any other
-    /// event (state, reactions, encrypted, redacted: nothing to show as text).
+    /// What an event of chat `roomID` is to the copy (CONTRACT section 10): an `m.room.message`
+    /// with a text body is a message (a reply without its quoted fallback); an edit
+    /// (`m.replace` with a text `m.new_content`) carries the new text for its target; a redaction,
+    /// or a message that comes redacted, removes its target. nil for anything else (state,
+    /// reactions, an edit without new content, an event without an id).
     init?(_ event: RoomEvent, roomID: String, roomName: String?) {
-        guard event.type == "m.room.message", let eventID = event.eventId, let body = event.content?.body else { return nil }
+        guard let eventID = event.eventId else { return nil }
         let sentAt = event.originServerTs.map { Timestamp.string(Date(timeIntervalSince1970: Double($0) / 1000)) }
             ?? Timestamp.string(Date(timeIntervalSince1970: 0))
-        self.init(id: 0, chatId: MatrixIdentity.number(for: roomID), sender: event.sender ?? "", text: body, sentAt: sentAt,
-                  eventId: eventID, chatName: roomName)
+        let chatID = MatrixIdentity.number(for: roomID)
+        let sender = event.sender ?? ""
+        switch event.type {
+        case "m.room.redaction":
+            guard let target = event.redacts ?? event.content?.redacts else { return nil }
+            self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
+                      relation: .redacts(eventId: target))
+        case "m.room.message" where event.isRedacted:
+            self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
+                      relation: .redacts(eventId: eventID))
+        case "m.room.message":
+            let relation = event.content?.relatesTo
+            if relation?.relType == "m.replace" {
+                guard let target = relation?.eventId, let newBody = event.content?.newBody else { return nil }
+                self.init(id: 0, chatId: chatID, sender: sender, text: newBody, sentAt: sentAt, eventId: eventID, chatName: roomName,
+                          relation: .replaces(eventId: target))
+                return
+            }
+            guard let body = event.content?.body else { return nil }
+            let text = relation?.inReplyTo == nil ? body : ReplyFallback.removed(from: body)
+            self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName)
+        default:
+            return nil
+        }
+    }
+}
+
+/// A reply's body starts with the replied-to message quoted (`> <@sender> text` lines, then an
+/// empty line) for clients that cannot show replies; the copy keeps the reply's own words only.
+enum ReplyFallback {
+    static func removed(from body: String) -> String {
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first?.hasPrefix(">") == true else { return body }
+        var index = 0
+        while index < lines.count, lines[index].hasPrefix(">") { index += 1 }
+        if index < lines.count, lines[index].isEmpty { index += 1 }
+        return lines[index...].joined(separator: "\n")
     }
 }

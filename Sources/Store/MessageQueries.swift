@@ -2,7 +2,7 @@ import SQLite
 
 /// Reads shared by the store and its read-only companion.
 enum MessageQueries {
-    private static let columns = "m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name"
+    static let columns = "m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at"
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
     /// Newest first, ids below `before`; one chat's when `chat` is given. A statement each, so that
@@ -39,10 +39,16 @@ enum MessageQueries {
         return try statement.query(bindings) { message($0, account: account) }
     }
 
+    /// The stored message `id`, or nil.
+    static func one(_ connection: SQLiteConnection, account: AccountRole, id: Int64) throws -> StoredMessage? {
+        try connection.statement("SELECT \(columns) FROM messages m \(joinChats) WHERE m.account = ?1 AND m.id = ?2")
+            .query([.integer(account.rawValue), .integer(id)]) { message($0, account: account) }.first
+    }
+
     /// A row of `columns` (search reads the same ones).
     static func message(_ row: SQLiteStatement, account: AccountRole) -> StoredMessage {
         StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
                       text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
-                      chatName: row.isNull(at: 6) ? nil : row.string(at: 6))
+                      chatName: row.isNull(at: 6) ? nil : row.string(at: 6), editedAt: row.isNull(at: 7) ? nil : row.string(at: 7))
     }
 }

@@ -78,11 +78,22 @@ public actor MessageStore {
     /// cursor stays where it was: ``StoreError/outOfSpace(usedBytes:quotaBytes:neededBytes:diskFull:)``.
     public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
                       cursor: String?, unread: UnreadCounting = .none) throws(StoreError) -> [StoredMessage] {
-        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) else { return [] }
+        try applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread).fresh
+    }
+
+    /// ``apply(_:to:receivedAt:cursor:unread:)``, saying also what the batch's relations did:
+    /// messages an edit changed and messages a redaction removed (CONTRACT section 10), all in
+    /// the batch's one transaction. An event with a ``IncomingMessage/Relation`` is never a
+    /// message of its own; it acts on its target whether that is stored already, comes in the
+    /// same batch, or comes later (an edit is kept and applied then; a redacted event id is never
+    /// stored).
+    public func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
+                           cursor: String?, unread: UnreadCounting = .none) throws(StoreError) -> AppliedBatch {
+        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) else { return AppliedBatch() }
         var addedBytes: Int64 = 0
-        let fresh: [StoredMessage]
+        let outcome: AppliedBatch
         do {
-            fresh = try connection.transaction { () throws -> [StoredMessage] in
+            outcome = try connection.transaction { () throws -> AppliedBatch in
                 let insert = try connection.statement(StoreSQL.insertMessage)
                 let insertEvent = try connection.statement(StoreSQL.insertEventMessage)
                 let index = try connection.statement(StoreSQL.indexMessage)
@@ -93,7 +104,16 @@ public actor MessageStore {
                 var highest = Int64.min
                 // Messages known by event id are numbered here, after everything the stream has had.
                 var lastLocalID = batch.contains { $0.eventId != nil } ? try newestLocalID(of: account) : 0
+                let relations = RelationWork(connection: connection, account: account)
+                let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
+                var related: [IncomingMessage] = []
+                var insertedEvents: [String] = []
                 for message in batch {
+                    if message.relation != nil {
+                        related.append(message)
+                        continue
+                    }
+                    if redactionsKept, let eventId = message.eventId, try relations.isRedacted(eventId) { continue }
                     let size = message.storageSize
                     let statement = message.eventId == nil ? insert : insertEvent
                     let id = message.eventId == nil ? message.id : lastLocalID + 1
@@ -113,7 +133,10 @@ public actor MessageStore {
                         if message.eventId == nil { highest = max(highest, id) }
                         continue
                     }
-                    if message.eventId != nil { lastLocalID = id }
+                    if let eventId = message.eventId {
+                        lastLocalID = id
+                        insertedEvents.append(eventId)
+                    }
                     highest = max(highest, id)
                     addedBytes += size
                     index.bind(id &* 2 &+ Int64(account.rawValue), at: 1)
@@ -123,9 +146,6 @@ public actor MessageStore {
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
-                }
-                if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota {
-                    throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)
                 for (chatID, chat) in chats {
@@ -151,6 +171,14 @@ public actor MessageStore {
                         fresh[index].chatName = names[chatID] ?? nil
                     }
                 }
+                var outcome = AppliedBatch(fresh: fresh)
+                if !related.isEmpty || !insertedEvents.isEmpty {
+                    addedBytes += try relations.apply(related, inserted: insertedEvents, to: &outcome)
+                }
+                // A batch of deletions and shorter edits frees space: it is never refused for space.
+                if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {
+                    throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
+                }
                 if let cursor = cursor ?? cursors[account] {
                     try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
                                                                        highest == .min ? .null : .integer(highest))
@@ -158,17 +186,17 @@ public actor MessageStore {
                 if addedBytes != 0 {
                     try connection.statement(StoreSQL.addUsedBytes).run(.integer(addedBytes))
                 }
-                return fresh
+                return outcome
             }
         } catch {
             throw Self.storeError(error, usage: usage, needed: batch.reduce(0) { $0 + $1.storageSize })
         }
         usage.usedBytes += addedBytes
         if let cursor { cursors[account] = cursor }
-        if let highest = (fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
+        if let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
-        return fresh
+        return outcome
     }
 
     /// What a batch adds to one chat.

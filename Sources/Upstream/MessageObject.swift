@@ -4,7 +4,8 @@ extension JSONWriter {
     /// A message object with the protocol's fields (CONTRACT section 3), which the dashboard's
     /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`, and `"chatName"`
     /// after them when the chat has one.
-    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil) {
+    public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil,
+                                 editedAt: String? = nil) {
         raw(#"{"id":"#)
         number(id)
         raw(#","chatId":"#)
@@ -18,6 +19,10 @@ extension JSONWriter {
         if let chatName {
             raw(#","chatName":"#)
             string(chatName)
+        }
+        if let editedAt {
+            raw(#","editedAt":"#)
+            string(editedAt)
         }
         raw("}")
     }

@@ -52,8 +52,21 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var eventId: String?
     /// The chat's name, when the upstream gives one (a Matrix room's name).
     public var chatName: String?
+    /// Set when the event is no message of its own but acts on another one (a Matrix edit or
+    /// redaction, CONTRACT section 10).
+    public var relation: Relation?
 
-    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil) {
+    /// What an event does to another message, named by its event id.
+    public enum Relation: Sendable, Equatable, Codable {
+        /// `text` is the message's new text (an edit by its sender).
+        case replaces(eventId: String)
+        /// The message is deleted.
+        case redacts(eventId: String)
+    }
+
+    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil,
+                relation: Relation? = nil) {
+        self.relation = relation
         self.id = id
         self.chatId = chatId
         self.sender = sender

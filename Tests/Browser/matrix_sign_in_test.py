@@ -1,6 +1,7 @@
 """A Matrix account on a real Synapse, as a person meets it in the page: the dashboard knows no
 password, so the page asks to sign in again; they cancel, type a wrong password, then the right
-one, and see their room's messages arrive live.
+one, and see their room's messages arrive live. Then what another client does to a room shows as
+there: an edit changes its message in place, a deletion takes it out of the pane and the search.
 
 Usage: python3 matrix_sign_in_test.py DASHBOARD_BINARY SYNAPSE_PYTHON SCREENSHOT_DIR
 """
@@ -79,12 +80,52 @@ def test_signing_in_again_from_the_page(context):
     shot(driver, SHOTS, "matrix-live")
 
 
+def test_an_edit_changes_the_message_in_place_and_a_deletion_leaves_the_pane_and_the_search(context):
+    driver, synapse = context.driver, context.synapse
+    bob = synapse.login("bob", "bob password")
+    room = synapse.create_room(bob, "Plans", ["@carol:localhost"])
+    synapse.join(synapse.login("carol", "carol password"), room)
+    first = synapse.send(bob, room, "picnic on saturday")
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@carol:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "carol password"})
+    if context.dashboard:
+        context.dashboard.stop()
+    context.dashboard = dashboard
+    driver.get(dashboard.url)
+    wait(driver, lambda: "picnic on saturday" in texts(driver, "primary"), seconds=20, message=lambda: f"history; {texts(driver, 'primary')}")
+    wait(driver, lambda: status_text(driver).startswith("Live"), seconds=15, message="live")
+    second = synapse.send(bob, room, "bring a blanket")
+    wait(driver, lambda: "bring a blanket" in texts(driver, "primary"), seconds=15, message="live message")
+    field = find(driver, "#search-field")
+    field.send_keys("blanket")
+    wait(driver, lambda: driver.execute_script("return document.querySelectorAll('#search-results .search-open').length") == 1,
+         message="the message found")
+
+    synapse.edit(bob, room, first, "picnic on sunday")
+    wait(driver, lambda: texts(driver, "primary") == ["bring a blanket", "picnic on sunday"], seconds=15,
+         message=lambda: f"the edit in place, no '* ' message: {texts(driver, 'primary')}")
+    metas = driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] .meta')].map(e => e.textContent)")
+    assert metas[1].endswith("(edited)") and not metas[0].endswith("(edited)"), metas
+
+    synapse.redact(bob, room, second)
+    wait(driver, lambda: texts(driver, "primary") == ["picnic on sunday"], seconds=15,
+         message=lambda: f"the deleted message leaves the pane: {texts(driver, 'primary')}")
+    wait(driver, lambda: driver.execute_script("return document.querySelectorAll('#search-results .search-open').length") == 0,
+         message="and the search results")
+    field.clear()
+    field.send_keys("saturday")
+    wait(driver, lambda: text_of(driver, "#search-count") == "No stored message matches.", message=lambda: text_of(driver, "#search-count"))
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-edited")
+
+
 if __name__ == "__main__":
     os.makedirs(SHOTS, exist_ok=True)
     synapse = Synapse(SYNAPSE_PYTHON)
     try:
         synapse.register("alice", ALICE_PASSWORD)
         synapse.register("bob", "bob password")
+        synapse.register("carol", "carol password")
 
         run_suite(globals(), SHOTS, synapse=synapse)
     finally:

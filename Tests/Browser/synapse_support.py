@@ -116,6 +116,16 @@ rc_joins:
         path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
         return self.call("PUT", path, {"msgtype": "m.text", "body": text}, token=token)["event_id"]
 
+    def edit(self, token, room, event_id, text):
+        """An edit as Element sends it: a "* " fallback body and the new content."""
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
+        return self.call("PUT", path, {"msgtype": "m.text", "body": f"* {text}", "m.new_content": {"msgtype": "m.text", "body": text},
+                                       "m.relates_to": {"rel_type": "m.replace", "event_id": event_id}}, token=token)["event_id"]
+
+    def redact(self, token, room, event_id):
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/redact/{urllib.parse.quote(event_id)}/{secrets.token_hex(8)}"
+        self.call("PUT", path, {}, token=token)
+
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()

@@ -133,9 +133,9 @@ final class GatedStore: EngineStore {
         return try await store.archiveAccount(account, at: archivedAt)
     }
 
-    func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
-               unread: UnreadCounting) async throws(StoreError) -> [StoredMessage] {
+    func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
+                    unread: UnreadCounting) async throws(StoreError) -> AppliedBatch {
         try await pass(.apply)
-        return try await store.apply(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread)
+        return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread)
     }
 }

@@ -120,6 +120,16 @@ struct ResponseEncoderTests {
     @Test func httpDateFormat() {
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
+
+    @Test func httpDatesReadInTheirThreeFormsAndNothingElse() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        #expect(HTTPDate.parse(HTTPDate.format(1_800_000_000)) == 1_800_000_000)
+        for junk in ["", "120", "Sun, 06 Nov 1994 08:49:37 GMT and more", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT"] {
+            #expect(HTTPDate.parse(junk) == nil, "\(junk)")
+        }
+    }
 }
 
 @Suite("Held response")

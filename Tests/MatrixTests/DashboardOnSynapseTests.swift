@@ -272,6 +272,71 @@ struct DashboardOnSynapseTests {
         _ = await dashboard.stop()
     }
 
+    @Test func editsRedactionsAndRepliesFromAnotherClientShowAsInThatClient() async throws {
+        let world = try await World.make()
+        // Before the first start: an edited message and a deleted one.
+        let typo = try await world.bob.send(world.room, text: "lunch at nonn")
+        _ = try await world.bob.edit(world.room, typo, to: "lunch at noon")
+        let regret = try await world.bob.send(world.room, text: "something to take back")
+        try await world.bob.redact(world.room, regret)
+        let dashboard = try await world.dashboard()
+        let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        _ = try await Self.follow(dashboard, from: 0) { !$0.isEmpty }
+        let history = try await Self.texts(dashboard)
+        #expect(history == ["lunch at noon"], "the edit shown, the deleted message gone, no '* ' message")
+
+        // Live, acted on by another client while the dashboard watches.
+        let plan = try await world.bob.send(world.room, text: "meet at the door")
+        let reply = try await world.bob.reply(world.room, to: plan, quoting: "meet at the door", by: world.bob.session?.userId ?? "", text: "or inside?")
+        _ = reply
+        _ = try await world.bob.edit(world.room, plan, to: "meet at the back door")
+        try await world.bob.redact(world.room, typo)
+        var seq = first["seq"] as? Int ?? 0
+        var changed: [String] = [], removed = 0
+        for _ in 0..<40 where changed.isEmpty || removed == 0 {
+            let answer = try await dashboard.json("/api/poll?since=\(seq)&timeout=5&visible=1")
+            seq = answer["seq"] as? Int ?? seq
+            for event in answer["events"] as? [[String: Any]] ?? [] {
+                let data = event["data"] as? [String: Any] ?? [:]
+                switch event["type"] as? String {
+                case "message.changed": changed.append(data[path: "message", "text"] as? String ?? "")
+                case "message.removed": removed += 1
+                default: break
+                }
+            }
+        }
+        #expect(changed == ["meet at the back door"])
+        #expect(removed == 1)
+        let live = try await Self.texts(dashboard)
+        #expect(live == ["or inside?", "meet at the back door"], "newest first; the reply without its quote; the first message deleted")
+        let page = try await dashboard.json("/api/messages?account=primary")
+        let edited = (page["messages"] as? [[String: Any]] ?? []).first { $0["text"] as? String == "meet at the back door" }
+        #expect(edited?["editedAt"] is String)
+        let search = try await dashboard.json("/api/search?q=door&account=primary")
+        #expect((search["results"] as? [[String: Any]] ?? []).count == 1)
+        let old = try await dashboard.json("/api/search?q=nonn&account=primary")
+        #expect((old["results"] as? [[String: Any]] ?? []).isEmpty, "the old words are not found")
+        // An edit by someone else than the sender changes nothing.
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        _ = try await alice.edit(world.room, plan, to: "hijacked")
+        _ = try await world.bob.send(world.room, text: "after the foreign edit")
+        // The foreign edit came before this message: once it is stored, the edit was seen.
+        for _ in 0..<40 {
+            if try await Self.texts(dashboard).first == "after the foreign edit" { break }
+            let answer = try await dashboard.json("/api/poll?since=\(seq)&timeout=5&visible=1")
+            seq = answer["seq"] as? Int ?? seq
+        }
+        let after = try await Self.texts(dashboard)
+        #expect(after == ["after the foreign edit", "or inside?", "meet at the back door"], "an edit by another than the sender is ignored")
+        _ = await dashboard.stop()
+    }
+
+    /// The texts of alice's stored messages, newest first, as the page reads them.
+    static func texts(_ dashboard: RunningDashboard) async throws -> [String] {
+        let page = try await dashboard.json("/api/messages?account=primary&limit=100")
+        return (page["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }
+    }
+
     static func date(_ text: String) -> Date? {
         try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
     }

@@ -50,6 +50,56 @@ struct SyncTranslationTests {
         #expect(messages.first?.chatId == MatrixIdentity.number(for: "!r:x"))
     }
 
+    private func translated(_ events: String) throws -> [UpstreamMessage] {
+        let response = try sync(#"{"next_batch": "s", "rooms": {"join": {"!r:x": {"timeline": {"events": ["# + events + "]}}}}}")
+        return (response.rooms?.join?["!r:x"]?.timeline?.events ?? []).compactMap { UpstreamMessage($0, roomID: "!r:x", roomName: nil) }
+    }
+
+    @Test func anEditCarriesItsNewTextForItsTargetAndIsNoMessageOfItsOwn() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$e", "sender": "@bob:x", "origin_server_ts": 1764504000000,
+             "content": {"msgtype": "m.text", "body": "* dinner", "m.new_content": {"msgtype": "m.text", "body": "dinner"},
+                         "m.relates_to": {"rel_type": "m.replace", "event_id": "$a"}}}
+            """)
+        #expect(messages.map(\.text) == ["dinner"], "the new content, not the '* ' fallback")
+        #expect(messages.first?.relation == .replaces(eventId: "$a"))
+        #expect(messages.first?.eventId == "$e")
+    }
+
+    @Test func anEditWithoutUsableNewContentIsSkipped() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$e1", "sender": "@bob:x", "content": {"body": "* x", "m.relates_to": {"rel_type": "m.replace", "event_id": "$a"}}},
+            {"type": "m.room.message", "event_id": "$e2", "sender": "@bob:x", "content": {"body": "* x", "m.new_content": "text",
+             "m.relates_to": {"rel_type": "m.replace", "event_id": "$a"}}},
+            {"type": "m.room.message", "event_id": "$e3", "sender": "@bob:x", "content": {"body": "* x", "m.new_content": {"body": 7},
+             "m.relates_to": {"rel_type": "m.replace", "event_id": "$a"}}},
+            {"type": "m.room.message", "event_id": "$ok", "sender": "@bob:x", "content": {"body": "still here", "m.relates_to": "nonsense"}}
+            """)
+        #expect(messages.map(\.eventId) == ["$ok"], "nothing else in the batch is lost")
+    }
+
+    @Test func redactionsInEitherRoomVersionAndRedactedMessagesRemoveTheirTarget() throws {
+        let messages = try translated("""
+            {"type": "m.room.redaction", "event_id": "$r1", "sender": "@bob:x", "redacts": "$a", "content": {}},
+            {"type": "m.room.redaction", "event_id": "$r2", "sender": "@bob:x", "content": {"redacts": "$b"}},
+            {"type": "m.room.message", "event_id": "$c", "sender": "@bob:x", "content": {}, "unsigned": {"redacted_because": {"type": "m.room.redaction"}}},
+            {"type": "m.room.redaction", "event_id": "$r3", "sender": "@bob:x", "content": {}}
+            """)
+        #expect(messages.map(\.relation) == [.redacts(eventId: "$a"), .redacts(eventId: "$b"), .redacts(eventId: "$c")],
+                "a redaction that names no event is skipped")
+    }
+
+    @Test func aReplyKeepsItsOwnWordsWithoutTheQuotedFallback() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$re", "sender": "@bob:x", "content": {"msgtype": "m.text",
+             "body": "> <@alice:x> lunch?\\n> second line\\n\\nyes, at noon\\n> not a quote of the fallback",
+             "m.relates_to": {"m.in_reply_to": {"event_id": "$a"}}}},
+            {"type": "m.room.message", "event_id": "$plain", "sender": "@bob:x", "content": {"body": "> quoting by hand"}}
+            """)
+        #expect(messages.map(\.text) == ["yes, at noon\n> not a quote of the fallback", "> quoting by hand"],
+                "only a reply has a fallback to take out")
+    }
+
     @Test func numbersForMatrixIDsAreStableAndFitJavaScript() {
         let number = MatrixIdentity.number(for: "@alice:example.org")
         #expect(number == MatrixIdentity.number(for: "@alice:example.org"))
@@ -62,5 +112,29 @@ struct SyncTranslationTests {
     @Test func pathSegmentsAndQueryValuesArePercentEncoded() {
         #expect(MatrixUpstream.encode("!abc:example.org") == "%21abc%3Aexample.org")
         #expect(MatrixUpstream.encode("s72_4&since=x") == "s72_4%26since%3Dx")
+    }
+}
+
+@Suite("Matrix transport: how long a 429 asks to wait")
+struct RateLimitWaitTests {
+    @Test func theLongerOfTheHeaderAndTheBodyIsTheWait() {
+        #expect(RateLimitWait.duration(retryAfterHeader: "3", retryAfterMs: 500, nowSeconds: 0) == .seconds(3))
+        #expect(RateLimitWait.duration(retryAfterHeader: "1", retryAfterMs: 2_500, nowSeconds: 0) == .milliseconds(2_500))
+        #expect(RateLimitWait.duration(retryAfterHeader: nil, retryAfterMs: 700, nowSeconds: 0) == .milliseconds(700))
+        #expect(RateLimitWait.duration(retryAfterHeader: " 7 ", retryAfterMs: nil, nowSeconds: 0) == .seconds(7))
+    }
+
+    @Test func aDateInTheHeaderIsAWaitUntilThen() {
+        let now = 784_111_777 - 42
+        #expect(RateLimitWait.duration(retryAfterHeader: "Sun, 06 Nov 1994 08:49:37 GMT", retryAfterMs: nil, nowSeconds: now) == .seconds(42))
+        #expect(RateLimitWait.duration(retryAfterHeader: "Sun, 06 Nov 1994 08:49:37 GMT", retryAfterMs: nil, nowSeconds: now + 100) == .zero,
+                "a date gone by asks for no wait")
+    }
+
+    @Test func whatCannotBeReadAsksForNothing() {
+        #expect(RateLimitWait.duration(retryAfterHeader: "soon", retryAfterMs: nil, nowSeconds: 0) == nil)
+        #expect(RateLimitWait.duration(retryAfterHeader: "-5", retryAfterMs: nil, nowSeconds: 0) == nil)
+        #expect(RateLimitWait.duration(retryAfterHeader: nil, retryAfterMs: nil, nowSeconds: 0) == nil)
+        #expect(RateLimitWait.duration(retryAfterHeader: "soon", retryAfterMs: 900, nowSeconds: 0) == .milliseconds(900))
     }
 }

@@ -19,6 +19,19 @@ struct MessagesRemovedBody: Encodable, Sendable {
     }
 }
 
+/// `message.changed`: a stored message whose text an edit replaced (CONTRACT section 10).
+struct MessageChangedBody: Encodable, Sendable {
+    var account: String
+    var message: MessagePageBody.Message
+}
+
+/// `message.removed`: a message a redaction took out of the copy (CONTRACT section 10).
+struct MessageRemovedBody: Encodable, Sendable {
+    var account: String
+    var chatId: Int64
+    var id: Int64
+}
+
 struct AccountLinkedBody: Encodable, Sendable {
     var userId: Int64
     /// It came with the first session: the page shows it without announcing it.
@@ -55,7 +68,7 @@ struct MessagesEvent: Sendable {
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
             json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
-                         chatName: message.chatName)
+                         chatName: message.chatName, editedAt: message.editedAt)
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

@@ -24,6 +24,13 @@ struct DashboardHub: Sendable {
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       caughtUp: delivery == .caughtUp)
             await feed.publish("messages", json: event.json())
+        case let .messagesChanged(account, changed, removed):
+            for message in changed {
+                await feed.publish("message.changed", MessageChangedBody(account: account.description, message: MessagePageBody.messages([message])[0]))
+            }
+            for message in removed {
+                await feed.publish("message.removed", MessageRemovedBody(account: account.description, chatId: message.chatId, id: message.id))
+            }
         case let .accountLinked(userId, firstSync):
             await feed.publish("account.linked", AccountLinkedBody(userId: userId, firstSync: firstSync))
         case .accountUnlinked(let userId):

@@ -55,6 +55,8 @@ struct MessagePageBody: Codable, Sendable {
         var receivedAt: String
         /// Left out when the chat has no name.
         var chatName: String?
+        /// Left out for a message never edited.
+        var editedAt: String?
     }
 
     var messages: [Message]
@@ -68,7 +70,7 @@ struct MessagePageBody: Codable, Sendable {
     static func messages(_ stored: [StoredMessage]) -> [Message] {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
-                    sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName)
+                    sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt)
         }
     }
 

@@ -105,6 +105,49 @@ struct ResponseEncoder {
 
 /// IMF-fixdate (RFC 9110 section 5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
 public enum HTTPDate {
+    /// The seconds since 1970 an HTTP date says, in any of the three forms a recipient must read
+    /// (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`,
+    /// asctime `Sun Nov  6 08:49:37 1994`); nil for anything else.
+    public static func parse(_ text: String) -> Int? {
+        let words = text.split(separator: " ")
+        let day: Substring, month: Substring, year: Substring, time: Substring
+        switch words.count {
+        case 6 where words[0].hasSuffix(",") && words[5] == "GMT":
+            (day, month, year, time) = (words[1], words[2], words[3], words[4])
+        case 4 where words[0].hasSuffix(",") && words[3] == "GMT":
+            let parts = words[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[2].count == 2 else { return nil }
+            (day, month, year, time) = (parts[0], parts[1], parts[2], words[2])
+        case 5 where !words[0].hasSuffix(","):
+            (day, month, year, time) = (words[2], words[1], words[4], words[3])
+        default:
+            return nil
+        }
+        let clock = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard let monthIndex = months.firstIndex(where: { $0 == month }), var yearNumber = Int(year), let dayNumber = Int(day),
+              clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+        // A two-digit year (RFC 850) is the one of the last hundred years it can be.
+        if year.count == 2 { yearNumber += yearNumber < 70 ? 2000 : 1900 }
+        let leap = yearNumber % 4 == 0 && (yearNumber % 100 != 0 || yearNumber % 400 == 0)
+        let monthLengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...monthLengths[monthIndex]).contains(dayNumber) else { return nil }
+        return daysSince1970(year: yearNumber, month: monthIndex + 1, day: dayNumber) * 86_400 + hour * 3_600 + minute * 60 + second
+    }
+
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// days-from-civil).
+    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shifted = month <= 2 ? year - 1 : year
+        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     public static func format(_ seconds: Int) -> String {
         var time = seconds
         var parts = tm()

@@ -12,8 +12,19 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public var eventId: String?
     /// The chat's name, when the upstream gives one.
     public var chatName: String?
+    /// Set when this event is not a message of its own but changes one (by its event id).
+    public var relation: Relation?
 
-    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil) {
+    /// What an event does to another message of the copy (CONTRACT section 10).
+    public enum Relation: Sendable, Equatable, Codable {
+        /// A new text for the message with this event id, from the same sender; the latest wins.
+        case replaces(eventId: String)
+        /// The message with this event id is deleted, also if it arrives later.
+        case redacts(eventId: String)
+    }
+
+    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil,
+                relation: Relation? = nil) {
         self.id = id
         self.chatId = chatId
         self.sender = sender
@@ -21,6 +32,7 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
         self.sentAt = sentAt
         self.eventId = eventId
         self.chatName = chatName
+        self.relation = relation
     }
 
     /// What the message counts against the storage quota: its text fields plus a fixed share for
@@ -43,9 +55,11 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var receivedAt: String
     /// The chat's name, when its upstream gave one (a Matrix room's).
     public var chatName: String?
+    /// When the text was last replaced by its sender's edit; nil for a message never edited.
+    public var editedAt: String?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
-                chatName: String? = nil) {
+                chatName: String? = nil, editedAt: String? = nil) {
         self.account = account
         self.id = id
         self.chatId = chatId
@@ -54,6 +68,32 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.sentAt = sentAt
         self.receivedAt = receivedAt
         self.chatName = chatName
+        self.editedAt = editedAt
+    }
+}
+
+/// What one batch did to the copy: the messages that were new, those whose text an edit changed,
+/// and those a redaction removed (each once, in the order the batch met them).
+public struct AppliedBatch: Sendable, Equatable {
+    public var fresh: [StoredMessage]
+    public var changed: [StoredMessage]
+    public var removed: [RemovedMessage]
+
+    public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = []) {
+        self.fresh = fresh
+        self.changed = changed
+        self.removed = removed
+    }
+}
+
+/// A message gone from the copy: what a page needs to take it out.
+public struct RemovedMessage: Sendable, Equatable {
+    public var chatId: Int64
+    public var id: Int64
+
+    public init(chatId: Int64, id: Int64) {
+        self.chatId = chatId
+        self.id = id
     }
 }
 

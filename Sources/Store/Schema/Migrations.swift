@@ -121,6 +121,30 @@ enum Migrations {
             bytes           INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 10: a Matrix account, faithfully: every edit kept by its event id, so one that arrives
+        // before its message (history is fetched newest first) is applied when the message comes,
+        // and the latest from the original sender wins whatever the order; the event ids redacted,
+        // so a deleted message arriving later is never stored; the text a message had before its
+        // first edit, so redacting the edit brings it back.
+        """
+        ALTER TABLE messages ADD COLUMN edited_at TEXT;
+        ALTER TABLE messages ADD COLUMN original_text TEXT;
+        CREATE TABLE message_edits (
+            account         INTEGER NOT NULL,
+            edit_event_id   TEXT NOT NULL,
+            target_event_id TEXT NOT NULL,
+            sender          TEXT NOT NULL,
+            text            TEXT NOT NULL,
+            sent_at         TEXT NOT NULL,
+            PRIMARY KEY (account, edit_event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX message_edits_by_target ON message_edits (account, target_event_id);
+        CREATE TABLE redacted_events (
+            account  INTEGER NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (account, event_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// Work a step does after its SQL, in its transaction, with lines for the log.

@@ -192,6 +192,32 @@ struct MatrixTestClient: Sendable {
         return answer.event_id
     }
 
+    /// Any message content sent as `m.room.message` (an edit, a reply, a broken client's event).
+    func sendContent(_ roomId: String, _ content: [String: Any], type: String = "m.room.message") async throws -> String {
+        struct Answer: Decodable { var event_id: String }
+        let path = "/rooms/\(Self.pathComponent(roomId))/send/\(Self.pathComponent(type))/\(Self.pathComponent(Self.newTransactionId()))"
+        let answer: Answer = try await decode(call("PUT", path, json: content))
+        return answer.event_id
+    }
+
+    /// An edit of `eventId` as Element sends it: a `* ` fallback body and `m.new_content`.
+    func edit(_ roomId: String, _ eventId: String, to text: String) async throws -> String {
+        try await sendContent(roomId, ["msgtype": "m.text", "body": "* \(text)", "m.new_content": ["msgtype": "m.text", "body": text],
+                                       "m.relates_to": ["rel_type": "m.replace", "event_id": eventId]])
+    }
+
+    /// A reply to `eventId` with the quoted fallback a client adds for clients that cannot show replies.
+    func reply(_ roomId: String, to eventId: String, quoting quoted: String, by author: String, text: String) async throws -> String {
+        try await sendContent(roomId, ["msgtype": "m.text", "body": "> <\(author)> \(quoted)\n\n\(text)",
+                                       "m.relates_to": ["m.in_reply_to": ["event_id": eventId]]])
+    }
+
+    /// `PUT /rooms/{roomId}/redact/{eventId}/{txnId}`: the message is deleted for everyone.
+    func redact(_ roomId: String, _ eventId: String) async throws {
+        let path = "/rooms/\(Self.pathComponent(roomId))/redact/\(Self.pathComponent(eventId))/\(Self.pathComponent(Self.newTransactionId()))"
+        try await call("PUT", path, json: ["reason": "test"])
+    }
+
     // MARK: Reading
 
     /// `GET /sync` from `since` (an initial sync when nil), holding up to `timeoutMs` for news,
