@@ -5,7 +5,7 @@
 import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, timeElement } from "./dom.js";
+import { editedMark, element, messageText, senderOf, timeElement } from "./dom.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -145,10 +145,12 @@ function renderChats() {
       attributes: {
         type: "button",
         "data-chat": String(chat.id),
-        "aria-label": [chatName(chat), unread, when && `last message ${when}`].filter(Boolean).join(", "),
+        "aria-label": [chatName(chat), chat.encrypted && "encrypted, cannot be read here", unread, when && `last message ${when}`]
+          .filter(Boolean).join(", "),
       },
     }, [
       element("span", { className: "chat-name", text: chatName(chat) }),
+      ...(chat.encrypted ? [element("span", { className: "badge encrypted-badge", text: "Encrypted", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.unread > 0 ? [element("span", { className: "unread", text: String(chat.unread), attributes: { "aria-hidden": "true" } })] : []),
       element("span", { className: "chat-when muted", text: when, attributes: { "aria-hidden": "true" } }),
     ]);
@@ -184,6 +186,7 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   $("#chat-export").href = `/api/export?account=${chatAccount}&chat=${chatId}`;
   $("#chat-messages").replaceChildren();
   $("#chat-error").replaceChildren();
+  $("#chat-encrypted").hidden = !known?.encrypted;
   if (!dialog.open) dialog.showModal();
   $("#chat-view-title").focus();
   await loadPage({ before: at == null ? null : at + 1 });
@@ -272,8 +275,8 @@ function renderMessages() {
       className: `message${message.id === open.at ? " found" : ""}`,
       attributes: { "data-id": String(message.id), tabindex: "-1" },
     }, [
-      element("div", { className: "meta" }, [document.createTextNode(`${message.sender} · `), timeElement(message.sentAt), ...editedMark(message)]),
-      element("div", { className: "text", text: message.text }),
+      element("div", { className: "meta" }, [document.createTextNode(`${senderOf(message)} · `), timeElement(message.sentAt), ...editedMark(message)]),
+      messageText(message),
     ]));
   }
   $("#chat-messages").replaceChildren(...items);

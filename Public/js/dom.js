@@ -53,3 +53,16 @@ export function editedMark(message) {
   if (!Number.isNaN(when.getTime())) mark.title = `Edited ${when.toLocaleString()}`;
   return [mark];
 }
+
+/** The sender as the chat names them (a Matrix display name), else their id. */
+export function senderOf(message) {
+  return message.senderName || message.sender;
+}
+
+/** The text row of a message, by its kind: an emote as "* name text", an encrypted one as a
+ *  plain note (its text is the server's placeholder, never the message). */
+export function messageText(message) {
+  const kind = message.kind ?? "text";
+  const text = kind === "emote" ? `* ${senderOf(message)} ${message.text}` : message.text;
+  return element("div", { className: `text kind-${kind}`, text });
+}

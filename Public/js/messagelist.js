@@ -11,7 +11,7 @@
 // so what moves is the view, never the layout under the reader. Rows are never rebuilt or moved
 // once in the DOM, so a selection in them survives every update.
 
-import { editedMark, element, timeElement } from "./dom.js";
+import { editedMark, element, messageText, senderOf, timeElement } from "./dom.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
@@ -456,10 +456,11 @@ function mergeNewestFirst(items, fresh) {
 function messageRow(message) {
   const chat = message.chatName ?? `chat ${message.chatId}`;
   // In a direct chat the chat is the person: said once.
-  const who = chat === message.sender ? message.sender : `${message.sender} · ${chat}`;
+  const sender = senderOf(message);
+  const who = chat === sender ? sender : `${sender} · ${chat}`;
   return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
     element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message)]),
-    element("div", { className: "text", text: message.text }),
+    messageText(message),
   ]);
 }
 

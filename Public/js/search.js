@@ -65,7 +65,9 @@ async function search(text, { retry = false } = {}) {
   again.hidden = true;
   const results = Array.isArray(answer.results) ? answer.results : [];
   list.replaceChildren(...results.map((result) => resultItem(result, account)));
-  count.textContent = countWords(results.length, answer);
+  const encrypted = Number.isInteger(answer.encryptedChatsNotSearched) ? answer.encryptedChatsNotSearched : 0;
+  count.textContent = countWords(results.length, answer) + (encrypted === 0 ? ""
+    : ` ${encrypted === 1 ? "1 encrypted room was" : `${encrypted} encrypted rooms were`} not searched: this dashboard cannot read them.`);
 }
 
 /** A message shown among the results was edited or deleted: a deleted one leaves at once, an
@@ -88,7 +90,7 @@ function resultItem({ message, snippet }, account) {
   const when = formatWhen(message.sentAt);
   const chat = message.chatName ?? `Chat ${message.chatId}`;
   const open = element("button", { className: "search-open", attributes: { type: "button", "data-message": String(message.id) } }, [
-    element("span", { className: "meta", text: `${message.sender} · ${chat} · ${when}` }),
+    element("span", { className: "meta", text: `${message.senderName || message.sender} · ${chat} · ${when}` }),
     text,
   ]);
   open.addEventListener("click", () => openChat(account, message.chatId, { at: message.id, opener: open, name: chat }));

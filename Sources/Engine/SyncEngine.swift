@@ -476,9 +476,14 @@ public actor SyncEngine {
                 }
                 continue
             }
-            let incoming = list.map {
+            var incoming = list.map {
                 IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt,
                                 eventId: $0.eventId, chatName: $0.chatName, relation: $0.relation.map(Self.storeRelation))
+            }
+            for (index, message) in list.enumerated() {
+                if let kind = message.kind { incoming[index].kind = MessageKind(rawValue: kind.rawValue) ?? .file }
+                incoming[index].senderName = message.senderName
+                incoming[index].chatEncrypted = message.chatEncrypted ?? false
             }
             let outcome: Store.AppliedBatch
             do {

@@ -58,6 +58,9 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         /// The keeper's credentials are read once, at the first session.
         var loaded = false
         var names = RoomNames()
+        var members = RoomMembers()
+        /// A sync of this process had every room's whole state (the first sync of an empty store, or one with `full_state`).
+        var knowsFullState = false
     }
 
     private let user: String
@@ -160,8 +163,14 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         let delivery: AnswerDelivery = since == nil ? .history : holdSeconds == 0 ? .missed : .live
         let wait = delivery == .live ? holdSeconds * 1000 : 0
         var query = "timeout=\(wait)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
-        if let since { query += "&since=" + Self.encode(since) }
+        if let since {
+            query += "&since=" + Self.encode(since)
+            // What this process knows of members and encryption is learnt from syncs: the first
+            // one after a start asks for every room's whole state, so a restart forgets nothing.
+            if state.withLock({ !$0.knowsFullState }) { query += "&full_state=true" }
+        }
         let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(holdSeconds + 15))
+        state.withLock { $0.knowsFullState = true }
         var messages: [UpstreamMessage] = []
         for (roomID, room) in (sync.rooms?.join ?? [:]).sorted(by: { $0.key < $1.key }) {
             let name = state.withLock { $0.names.learn(roomID, from: room); return $0.names.name(of: roomID) }
@@ -169,7 +178,17 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
             if let since, room.timeline?.limited == true, let gapStart = room.timeline?.prevBatch {
                 events = try await gap(in: roomID, from: gapStart, back: since, token: token) + events
             }
-            messages += events.compactMap { UpstreamMessage($0, roomID: roomID, roomName: name) }
+            messages += state.withLock { state in
+                for event in room.state?.events ?? [] { state.members.learn(event, in: roomID) }
+                // In timeline order: a display name changed before a message is the one it shows.
+                return events.compactMap { event -> UpstreamMessage? in
+                    if event.stateKey != nil { state.members.learn(event, in: roomID) }
+                    guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else { return nil }
+                    message.senderName = state.members.name(of: message.sender, in: roomID)
+                    if state.members.isEncrypted(roomID) { message.chatEncrypted = true }
+                    return message
+                }
+            }
         }
         let stream = String(MatrixIdentity.number(for: user))
         return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery)

@@ -72,6 +72,10 @@ struct RoomEvent: Decodable, Sendable {
         var name: String?
         var alias: String?
         var redacts: String?
+        var msgtype: String?
+        /// A member event's display name.
+        var displayname: String?
+        var membership: String?
         var relatesTo: Relation?
         /// An edit's new content: its `body` (nil when `m.new_content` is missing or no object).
         var newBody: String?
@@ -118,12 +122,15 @@ struct RoomEvent: Decodable, Sendable {
             name = try? container.decodeIfPresent(String.self, forKey: .name)
             alias = try? container.decodeIfPresent(String.self, forKey: .alias)
             redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
+            msgtype = try? container.decodeIfPresent(String.self, forKey: .msgtype)
+            displayname = try? container.decodeIfPresent(String.self, forKey: .displayname)
+            membership = try? container.decodeIfPresent(String.self, forKey: .membership)
             relatesTo = try? container.decodeIfPresent(Relation.self, forKey: .relatesTo)
             newBody = (try? container.decodeIfPresent(NewContent.self, forKey: .newContent))?.body
         }
 
         enum CodingKeys: String, CodingKey {
-            case body, name, alias, redacts
+            case body, name, alias, redacts, msgtype, displayname, membership
             case relatesTo = "m.relates_to"
             case newContent = "m.new_content"
         }

@@ -52,7 +52,54 @@ struct RoomNames: Sendable {
     }
 }
 
+/// What a sync says of each room's members and encryption, learnt in timeline order, so that each
+/// message carries the sender's display name as it was when they wrote it (as Element shows it).
+struct RoomMembers: Sendable {
+    private var displayNames: [String: [String: String]] = [:]
+    private var encrypted: Set<String> = []
+
+    /// Takes in one state event of `roomID` (a member's display name, the room's encryption).
+    mutating func learn(_ event: RoomEvent, in roomID: String) {
+        switch event.type {
+        case "m.room.member":
+            guard let user = event.stateKey, !user.isEmpty else { return }
+            let name = event.content?.displayname.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let name, !name.isEmpty, event.content?.membership != "leave" && event.content?.membership != "ban" {
+                displayNames[roomID, default: [:]][user] = name
+            } else {
+                displayNames[roomID]?[user] = nil
+            }
+        case "m.room.encryption" where event.stateKey == "":
+            encrypted.insert(roomID)
+        default:
+            break
+        }
+    }
+
+    /// The sender's display name in the room, else the localpart of their id.
+    func name(of user: String, in roomID: String) -> String {
+        displayNames[roomID]?[user] ?? RoomNames.displayName(user)
+    }
+
+    func isEncrypted(_ roomID: String) -> Bool { encrypted.contains(roomID) }
+}
+
 extension UpstreamMessage {
+    /// What the page shows for a message this process cannot decrypt.
+    static let encryptedText = "Encrypted message: this dashboard cannot read it."
+
+    /// The message kind of an `m.room.message`'s `msgtype`; one not known is a file, as CONTRACT
+    /// section 10 says, shown by its body.
+    static func kind(ofMessageType type: String?) -> Kind {
+        switch type {
+        case "m.text", nil: .text
+        case "m.notice": .notice
+        case "m.emote": .emote
+        case "m.image": .image
+        default: .file
+        }
+    }
+
     /// What an event of chat `roomID` is to the copy (CONTRACT section 10): an `m.room.message`
     /// with a text body is a message (a reply without its quoted fallback); an edit
     /// (`m.replace` with a text `m.new_content`) carries the new text for its target; a redaction,
@@ -72,6 +119,9 @@ extension UpstreamMessage {
         case "m.room.message" where event.isRedacted:
             self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
                       relation: .redacts(eventId: eventID))
+        case "m.room.encrypted":
+            self.init(id: 0, chatId: chatID, sender: sender, text: Self.encryptedText, sentAt: sentAt, eventId: eventID, chatName: roomName)
+            kind = .encrypted
         case "m.room.message":
             let relation = event.content?.relatesTo
             if relation?.relType == "m.replace" {
@@ -83,6 +133,8 @@ extension UpstreamMessage {
             guard let body = event.content?.body else { return nil }
             let text = relation?.inReplyTo == nil ? body : ReplyFallback.removed(from: body)
             self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName)
+            let kind = Self.kind(ofMessageType: event.content?.msgtype)
+            if kind != .text { self.kind = kind }
         default:
             return nil
         }

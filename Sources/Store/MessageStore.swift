@@ -108,6 +108,7 @@ public actor MessageStore {
                 let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
                 var related: [IncomingMessage] = []
                 var insertedEvents: [String] = []
+                var encryptedChats: Set<Int64> = []
                 for message in batch {
                     if message.relation != nil {
                         related.append(message)
@@ -125,7 +126,11 @@ public actor MessageStore {
                     statement.bind(message.sentAt, at: 6)
                     statement.bind(receivedAt, at: 7)
                     statement.bind(size, at: 8)
-                    if let eventId = message.eventId { statement.bind(eventId, at: 9) }
+                    if let eventId = message.eventId {
+                        statement.bind(eventId, at: 9)
+                        statement.bind(message.kind.rawValue, at: 10)
+                        if let name = message.senderName { statement.bind(name, at: 11) } else { statement.bindNull(at: 11) }
+                    }
                     try statement.step()
                     statement.reset(clearingBindings: false)
                     if let name = message.chatName { chatNames[message.chatId] = name }
@@ -139,18 +144,25 @@ public actor MessageStore {
                     }
                     highest = max(highest, id)
                     addedBytes += size
-                    index.bind(id &* 2 &+ Int64(account.rawValue), at: 1)
-                    index.bind(message.text, at: 2)
-                    try index.step()
-                    index.reset(clearingBindings: false)
+                    if message.kind != .encrypted {
+                        index.bind(id &* 2 &+ Int64(account.rawValue), at: 1)
+                        index.bind(message.text, at: 2)
+                        try index.step()
+                        index.reset(clearingBindings: false)
+                    }
+                    if message.chatEncrypted { encryptedChats.insert(message.chatId) }
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
-                                               text: message.text, sentAt: message.sentAt, receivedAt: receivedAt))
+                                               text: message.text, sentAt: message.sentAt, receivedAt: receivedAt,
+                                               kind: message.kind, senderName: message.senderName))
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)
                 for (chatID, chat) in chats {
                     try upsertChat.run(.integer(account.rawValue), .integer(chatID), .integer(chat.count), .integer(chat.lastID),
                                        .integer(chat.unread), .text(chat.lastSentAt))
+                }
+                for chatID in encryptedChats {
+                    try connection.statement(StoreSQL.markChatEncrypted).run(.integer(account.rawValue), .integer(chatID))
                 }
                 if !chatNames.isEmpty {
                     let nameChat = try connection.statement(StoreSQL.nameChat)

@@ -5,7 +5,7 @@ extension JSONWriter {
     /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`, and `"chatName"`
     /// after them when the chat has one.
     public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil,
-                                 editedAt: String? = nil) {
+                                 editedAt: String? = nil, kind: String? = nil, senderName: String? = nil) {
         raw(#"{"id":"#)
         number(id)
         raw(#","chatId":"#)
@@ -23,6 +23,14 @@ extension JSONWriter {
         if let editedAt {
             raw(#","editedAt":"#)
             string(editedAt)
+        }
+        if let kind {
+            raw(#","kind":"#)
+            string(kind)
+        }
+        if let senderName {
+            raw(#","senderName":"#)
+            string(senderName)
         }
         raw("}")
     }

@@ -56,6 +56,20 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     /// redaction, CONTRACT section 10).
     public var relation: Relation?
 
+    /// The sender's name as the chat shows it (a Matrix member's display name); nil: `sender`.
+    public var senderName: String?
+    /// What the message is (CONTRACT section 10); nil: text (this project's protocol has no other).
+    public var kind: Kind?
+    /// True when the chat is end-to-end encrypted (a Matrix room with `m.room.encryption`).
+    public var chatEncrypted: Bool?
+
+    /// What a message is, as the page shows it.
+    public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
+        case text, notice, emote, image, file
+        /// End-to-end encrypted: this process cannot read it; its text is a neutral placeholder.
+        case encrypted
+    }
+
     /// What an event does to another message, named by its event id.
     public enum Relation: Sendable, Equatable, Codable {
         /// `text` is the message's new text (an edit by its sender).

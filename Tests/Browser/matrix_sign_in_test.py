@@ -80,11 +80,20 @@ def test_signing_in_again_from_the_page(context):
     shot(driver, SHOTS, "matrix-live")
 
 
+def plain_texts(driver):
+    """The primary pane's texts, without the encrypted room's placeholder."""
+    return [text for text in texts(driver, "primary") if not text.startswith("Encrypted message")]
+
+
 def test_an_edit_changes_the_message_in_place_and_a_deletion_leaves_the_pane_and_the_search(context):
     driver, synapse = context.driver, context.synapse
     bob = synapse.login("bob", "bob password")
     room = synapse.create_room(bob, "Plans", ["@carol:localhost"])
-    synapse.join(synapse.login("carol", "carol password"), room)
+    carol = synapse.login("carol", "carol password")
+    synapse.join(carol, room)
+    secret = synapse.create_room(bob, "Secret", ["@carol:localhost"], encrypted=True)
+    synapse.join(carol, secret)
+    synapse.send_encrypted(bob, secret)
     first = synapse.send(bob, room, "picnic on saturday")
     dashboard = Dashboard(DASHBOARD, "--matrix-user", "@carol:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
                           db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "carol password"})
@@ -102,21 +111,36 @@ def test_an_edit_changes_the_message_in_place_and_a_deletion_leaves_the_pane_and
          message="the message found")
 
     synapse.edit(bob, room, first, "picnic on sunday")
-    wait(driver, lambda: texts(driver, "primary") == ["bring a blanket", "picnic on sunday"], seconds=15,
+    wait(driver, lambda: plain_texts(driver) == ["bring a blanket", "picnic on sunday"], seconds=15,
          message=lambda: f"the edit in place, no '* ' message: {texts(driver, 'primary')}")
-    metas = driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] .meta')].map(e => e.textContent)")
-    assert metas[1].endswith("(edited)") and not metas[0].endswith("(edited)"), metas
+    metas = driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] .message')]"
+                                  ".map(e => [e.querySelector('.text').textContent, e.querySelector('.meta').textContent])")
+    marks = {text: meta.endswith("(edited)") for text, meta in metas}
+    assert marks["picnic on sunday"] and not marks["bring a blanket"], metas
 
     synapse.redact(bob, room, second)
-    wait(driver, lambda: texts(driver, "primary") == ["picnic on sunday"], seconds=15,
+    wait(driver, lambda: plain_texts(driver) == ["picnic on sunday"], seconds=15,
          message=lambda: f"the deleted message leaves the pane: {texts(driver, 'primary')}")
     wait(driver, lambda: driver.execute_script("return document.querySelectorAll('#search-results .search-open').length") == 0,
          message="and the search results")
     field.clear()
     field.send_keys("saturday")
-    wait(driver, lambda: text_of(driver, "#search-count") == "No stored message matches.", message=lambda: text_of(driver, "#search-count"))
+    wait(driver, lambda: text_of(driver, "#search-count").startswith("No stored message matches."), message=lambda: text_of(driver, "#search-count"))
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-edited")
+
+    # The encrypted room says what it is, in the list and in the chat, and search says it was not searched.
+    assert "1 encrypted room was not searched" in text_of(driver, "#search-count"), text_of(driver, "#search-count")
+    encrypted = driver.execute_script("""return [...document.querySelectorAll('#chats [data-chat]')]
+        .filter(b => b.querySelector('.encrypted-badge')).map(b => b.querySelector('.chat-name').textContent)""")
+    assert encrypted == ["Secret"], encrypted
+    click(driver, find(driver, "#chats [data-chat] .encrypted-badge"))
+    wait(driver, lambda: visible(driver, "#chat-encrypted"), message="the chat says it cannot be read here")
+    assert "cannot read them" in text_of(driver, "#chat-encrypted")
+    assert "Encrypted message: this dashboard cannot read it." in driver.execute_script(
+        "return [...document.querySelectorAll('#chat-messages .text')].map(e => e.textContent)")
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-encrypted")
 
 
 if __name__ == "__main__":

@@ -106,8 +106,17 @@ rc_joins:
         return self.call("POST", "/_matrix/client/v3/login", {"type": "m.login.password", "identifier": {"type": "m.id.user", "user": user},
                                                               "password": password})["access_token"]
 
-    def create_room(self, token, name, invite):
-        return self.call("POST", "/_matrix/client/v3/createRoom", {"name": name, "invite": invite}, token=token)["room_id"]
+    def create_room(self, token, name, invite, encrypted=False):
+        body = {"name": name, "invite": invite}
+        if encrypted:
+            body["initial_state"] = [{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}]
+        return self.call("POST", "/_matrix/client/v3/createRoom", body, token=token)["room_id"]
+
+    def send_encrypted(self, token, room):
+        """What an Olm/Megolm client sends: ciphertext this dashboard cannot read."""
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.encrypted/{secrets.token_hex(8)}"
+        return self.call("PUT", path, {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnAC", "sender_key": "k", "device_id": "D",
+                                       "session_id": "s"}, token=token)["event_id"]
 
     def join(self, token, room):
         self.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=token)

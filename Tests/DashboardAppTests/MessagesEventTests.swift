@@ -17,11 +17,24 @@ struct MessagesEventTests {
         let expected: NSDictionary = [
             "account": "linked", "notify": true, "storage": ["usedBytes": 300, "quotaBytes": 50_000_000],
             "messages": [
-                ["id": 1, "chatId": 7, "sender": "Chloé", "text": "hi", "sentAt": "2026-11-29T12:00:00.000Z"],
-                ["id": 2, "chatId": 7, "sender": "Chloé", "text": "there", "sentAt": "2026-11-29T12:00:00.000Z"],
+                ["id": 1, "chatId": 7, "sender": "Chloé", "text": "hi", "sentAt": "2026-11-29T12:00:00.000Z", "kind": "text"],
+                ["id": 2, "chatId": 7, "sender": "Chloé", "text": "there", "sentAt": "2026-11-29T12:00:00.000Z", "kind": "text"],
             ],
         ]
         #expect(object == expected)
+    }
+
+    @Test func aMatrixMessageSaysItsKindItsSendersNameAndWhenItWasEdited() throws {
+        var edited = message(3, text: "waves")
+        edited.kind = .emote
+        edited.senderName = "Chloé M."
+        edited.editedAt = "2026-11-29T12:05:00.000Z"
+        let event = MessagesEvent(account: "primary", messages: [edited], notify: true, storage: StorageUsage(usedBytes: 0, quotaBytes: nil))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? [String: Any])
+        let written = try #require((object["messages"] as? [[String: Any]])?.first)
+        #expect(written["kind"] as? String == "emote")
+        #expect(written["senderName"] as? String == "Chloé M.")
+        #expect(written["editedAt"] as? String == "2026-11-29T12:05:00.000Z")
     }
 
     @Test func untrustedTextComesBackAsItWasAndAnUnlimitedQuotaIsNull() throws {

@@ -331,6 +331,50 @@ struct DashboardOnSynapseTests {
         _ = await dashboard.stop()
     }
 
+    @Test func sendersByTheirDisplayNamesKindsAndAnEncryptedRoomSaidPlainly() async throws {
+        let world = try await World.make()
+        try await world.bob.setDisplayName("Bob Builder")
+        _ = try await world.bob.send(world.room, text: "named")
+        _ = try await world.bob.sendContent(world.room, ["msgtype": "m.emote", "body": "waves"])
+        let secret = try await world.bob.createRoom(name: "Secret", invite: [world.aliceID], encrypted: true)
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        try await alice.join(secret)
+        // What an Olm/Megolm client sends; Synapse stores it as it is.
+        _ = try await world.bob.sendContent(secret, ["algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnAC", "sender_key": "k",
+                                                     "device_id": "D", "session_id": "s"], type: "m.room.encrypted")
+        let dashboard = try await world.dashboard()
+        _ = try await Self.follow(dashboard, from: 0) { $0.count >= 3 }
+        let page = try await dashboard.json("/api/messages?account=primary")
+        let messages = page["messages"] as? [[String: Any]] ?? []
+        let kinds = Dictionary(uniqueKeysWithValues: messages.map { ($0["text"] as? String ?? "", $0["kind"] as? String ?? "") })
+        #expect(kinds == ["named": "text", "waves": "emote", "Encrypted message: this dashboard cannot read it.": "encrypted"])
+        #expect(messages.map { $0["senderName"] as? String } == ["Bob Builder", "Bob Builder", "Bob Builder"])
+        let chats = try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]] ?? []
+        #expect(Dictionary(uniqueKeysWithValues: chats.map { ($0["name"] as? String ?? "", $0["encrypted"] as? Bool) })
+                == ["Secret": true, "Lunch": false])
+        let search = try await dashboard.json("/api/search?q=encrypted&account=primary")
+        #expect((search["results"] as? [Any])?.isEmpty == true, "the placeholder is never found")
+        #expect(search["encryptedChatsNotSearched"] as? Int == 1)
+
+        // A new display name: the messages after it carry it, a restart included (full state).
+        _ = await dashboard.stop()
+        try await world.bob.setDisplayName("Robert")
+        // The homeserver puts the new name into each room on its own time: the room says so first.
+        for _ in 0..<100 {
+            let member = try JSONSerialization.jsonObject(with: Data(try await world.bob.call(
+                "GET", "/rooms/\(MatrixTestClient.pathComponent(world.room))/state/m.room.member/\(MatrixTestClient.pathComponent(world.bob.session?.userId ?? ""))")))
+            if (member as? [String: Any])?["displayname"] as? String == "Robert" { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let restarted = try await world.dashboard()
+        let live = try await restarted.state { $0[path: "connection", "state"] as? String == "live" }
+        _ = try await world.bob.send(world.room, text: "renamed")
+        _ = try await Self.follow(restarted, from: live["seq"] as? Int ?? 0) { $0.contains { $0.text == "renamed" } }
+        let after = try await restarted.json("/api/messages?account=primary&limit=1")
+        #expect((after["messages"] as? [[String: Any]])?.first?["senderName"] as? String == "Robert")
+        _ = await restarted.stop()
+    }
+
     /// The texts of alice's stored messages, newest first, as the page reads them.
     static func texts(_ dashboard: RunningDashboard) async throws -> [String] {
         let page = try await dashboard.json("/api/messages?account=primary&limit=100")

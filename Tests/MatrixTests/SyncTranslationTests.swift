@@ -28,7 +28,7 @@ struct SyncTranslationTests {
         #expect(names.name(of: "!nothing:x") == nil, "the store keeps the last name it was given")
     }
 
-    @Test func onlyTextMessagesBecomeMessagesAndHostileFieldsReadAsAbsent() throws {
+    @Test func onlyMessagesBecomeMessagesAndHostileFieldsReadAsAbsent() throws {
         let response = try sync("""
             {"next_batch": "s2", "rooms": {"join": {"!r:x": {"timeline": {"limited": true, "prev_batch": "t1", "events": [
               {"type": "m.room.message", "event_id": "$1", "sender": "@bob:x", "origin_server_ts": 1764504000000,
@@ -42,7 +42,8 @@ struct SyncTranslationTests {
         let room = try #require(response.rooms?.join?["!r:x"])
         #expect(room.timeline?.limited == true && room.timeline?.prevBatch == "t1")
         let messages = (room.timeline?.events ?? []).compactMap { UpstreamMessage($0, roomID: "!r:x", roomName: "Lunch") }
-        #expect(messages.count == 1)
+        #expect(messages.count == 2, "the text message, and the encrypted one as what it is")
+        #expect(messages.last?.kind == .encrypted)
         #expect(messages.first?.text == "<b>hi</b>", "the body is text, kept as it came; the page shows it as text")
         #expect(messages.first?.eventId == "$1")
         #expect(messages.first?.sentAt == "2025-11-30T12:00:00.000Z")
@@ -98,6 +99,39 @@ struct SyncTranslationTests {
             """)
         #expect(messages.map(\.text) == ["yes, at noon\n> not a quote of the fallback", "> quoting by hand"],
                 "only a reply has a fallback to take out")
+    }
+
+    @Test func everyMessageTypeHasAKindAndEncryptedEventsAPlaceholder() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$1", "sender": "@bob:x", "content": {"msgtype": "m.text", "body": "plain"}},
+            {"type": "m.room.message", "event_id": "$2", "sender": "@bob:x", "content": {"msgtype": "m.notice", "body": "a bot says"}},
+            {"type": "m.room.message", "event_id": "$3", "sender": "@bob:x", "content": {"msgtype": "m.emote", "body": "waves"}},
+            {"type": "m.room.message", "event_id": "$4", "sender": "@bob:x", "content": {"msgtype": "m.image", "body": "cat.png"}},
+            {"type": "m.room.message", "event_id": "$5", "sender": "@bob:x", "content": {"msgtype": "m.audio", "body": "song.ogg"}},
+            {"type": "m.room.message", "event_id": "$6", "sender": "@bob:x", "content": {"msgtype": "org.example.unknown", "body": "odd"}},
+            {"type": "m.room.message", "event_id": "$7", "sender": "@bob:x", "content": {"msgtype": 5, "body": "no string type"}},
+            {"type": "m.room.encrypted", "event_id": "$8", "sender": "@bob:x", "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA"}}
+            """)
+        #expect(messages.map(\.kind) == [nil, .notice, .emote, .image, .file, .file, nil, .encrypted])
+        #expect(messages.last?.text == UpstreamMessage.encryptedText, "never the ciphertext")
+    }
+
+    @Test func aSenderIsNamedAsTheRoomNamedThemWhenTheyWrote() throws {
+        var members = RoomMembers()
+        func member(_ user: String, _ content: String) throws -> RoomEvent {
+            try JSONDecoder().decode(RoomEvent.self, from: Data(#"{"type": "m.room.member", "state_key": "\#(user)", "content": \#(content)}"#.utf8))
+        }
+        #expect(members.name(of: "@bob:x", in: "!r:x") == "bob", "unknown: the localpart")
+        members.learn(try member("@bob:x", #"{"membership": "join", "displayname": "Bob <b>B</b>"}"#), in: "!r:x")
+        #expect(members.name(of: "@bob:x", in: "!r:x") == "Bob <b>B</b>", "text, shown as text")
+        #expect(members.name(of: "@bob:x", in: "!other:x") == "bob", "a display name is per room")
+        members.learn(try member("@bob:x", #"{"membership": "join", "displayname": "Robert"}"#), in: "!r:x")
+        #expect(members.name(of: "@bob:x", in: "!r:x") == "Robert")
+        members.learn(try member("@bob:x", #"{"membership": "join", "displayname": 12}"#), in: "!r:x")
+        #expect(members.name(of: "@bob:x", in: "!r:x") == "bob", "a name that is no string is none")
+        #expect(!members.isEncrypted("!r:x"))
+        members.learn(try JSONDecoder().decode(RoomEvent.self, from: Data(#"{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}"#.utf8)), in: "!r:x")
+        #expect(members.isEncrypted("!r:x"))
     }
 
     @Test func numbersForMatrixIDsAreStableAndFitJavaScript() {

@@ -131,6 +131,23 @@ struct EditsAndRedactionsTests {
         try await consistent()
     }
 
+    @Test func anEncryptedMessageIsStoredUnindexedAndItsChatMarked() async throws {
+        var secret = message("$x", "Encrypted message: this dashboard cannot read it.")
+        secret.kind = .encrypted
+        secret.chatEncrypted = true
+        var named = message("$n", "hello", at: 2)
+        named.senderName = "Bob"
+        named.kind = .notice
+        let outcome = try await batch([secret, named])
+        #expect(outcome.fresh.map(\.kind) == [.encrypted, .notice])
+        #expect(outcome.fresh.map(\.senderName) == [nil, "Bob"])
+        #expect(try await found("encrypted").isEmpty, "the placeholder is not the message: never found")
+        #expect(try await store.chats(of: .primary).first?.encrypted == true)
+        #expect(try await store.messages(of: .primary).messages.map(\.senderName) == ["Bob", nil])
+        _ = try await batch([redaction("$r", of: "$x")])
+        try await consistent()
+    }
+
     @Test func theEditsSurviveAReopen() async throws {
         _ = try await batch([edit("$e1", of: "$a", "edited", at: 5), redaction("$r", of: "$gone")])
         let reopened = try MessageStore(location: .file(folder.path + "/store.sqlite"))

@@ -68,7 +68,7 @@ struct MessagesEvent: Sendable {
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
             json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
-                         chatName: message.chatName, editedAt: message.editedAt)
+                         chatName: message.chatName, editedAt: message.editedAt, kind: message.kind.rawValue, senderName: message.senderName)
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

@@ -70,15 +70,17 @@ struct ChatListBody: Encodable, Sendable {
     var chats: [ChatBody]
 }
 
-/// `{"id", "name", "messageCount", "unread", "lastMessageAt"}`; name and time null when unknown.
+/// `{"id", "name", "messageCount", "unread", "lastMessageAt", "encrypted"}`; name and time null when unknown.
 struct ChatBody: Encodable, Sendable {
     var id: Int64
     var name: String?
     var messageCount: Int64
     var unread: Int64
     var lastMessageAt: String?
+    var encrypted: Bool
 
     init(_ chat: ChatSummary) {
+        encrypted = chat.encrypted
         id = chat.id
         name = chat.name
         messageCount = chat.messageCount
@@ -86,7 +88,7 @@ struct ChatBody: Encodable, Sendable {
         lastMessageAt = chat.lastMessageAt
     }
 
-    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt }
+    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +97,7 @@ struct ChatBody: Encodable, Sendable {
         try container.encode(messageCount, forKey: .messageCount)
         try container.encode(unread, forKey: .unread)
         try container.encode(lastMessageAt, forKey: .lastMessageAt)
+        try container.encode(encrypted, forKey: .encrypted)
     }
 }
 

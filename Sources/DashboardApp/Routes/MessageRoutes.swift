@@ -57,6 +57,9 @@ struct MessagePageBody: Codable, Sendable {
         var chatName: String?
         /// Left out for a message never edited.
         var editedAt: String?
+        var kind: String
+        /// Left out when the upstream names senders by their id only.
+        var senderName: String?
     }
 
     var messages: [Message]
@@ -70,7 +73,8 @@ struct MessagePageBody: Codable, Sendable {
     static func messages(_ stored: [StoredMessage]) -> [Message] {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
-                    sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt)
+                    sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
+                    senderName: $0.senderName)
         }
     }
 

@@ -76,17 +76,19 @@ struct SearchPageBody: Encodable, Sendable {
     var next: String?
     var total: Int
     var totalIsExact: Bool
+    var encryptedChatsNotSearched: Int
 
     init(_ page: SearchPage) {
         total = page.total
         totalIsExact = page.totalIsExact
+        encryptedChatsNotSearched = page.encryptedChatsNotSearched
         results = page.results.map { result in
             Result(message: MessagePageBody.messages([result.message])[0], snippet: result.snippet.map { Piece(text: $0.text, match: $0.match) })
         }
         next = page.next.map(String.init)
     }
 
-    enum CodingKeys: String, CodingKey { case results, next, total, totalIsExact }
+    enum CodingKeys: String, CodingKey { case results, next, total, totalIsExact, encryptedChatsNotSearched }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -94,5 +96,6 @@ struct SearchPageBody: Encodable, Sendable {
         try container.encode(next, forKey: .next)  // null, not absent, on the last page
         try container.encode(total, forKey: .total)
         try container.encode(totalIsExact, forKey: .totalIsExact)
+        try container.encode(encryptedChatsNotSearched, forKey: .encryptedChatsNotSearched)
     }
 }

@@ -11,8 +11,12 @@ public struct ChatSummary: Sendable, Equatable {
     /// The sending time of its newest message, as the upstream sent it.
     public var lastMessageAt: String?
     public var lastMessageId: Int64
+    /// End-to-end encrypted: its messages cannot be read here.
+    public var encrypted: Bool
 
-    public init(id: Int64, name: String?, messageCount: Int64, unread: Int64, lastMessageAt: String?, lastMessageId: Int64) {
+    public init(id: Int64, name: String?, messageCount: Int64, unread: Int64, lastMessageAt: String?, lastMessageId: Int64,
+                encrypted: Bool = false) {
+        self.encrypted = encrypted
         self.id = id
         self.name = name
         self.messageCount = messageCount
@@ -43,12 +47,13 @@ enum ChatQueries {
     /// `account`'s chats, newest activity first.
     static func chats(_ connection: SQLiteConnection, account: AccountRole) throws -> [ChatSummary] {
         try connection.statement("""
-            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id FROM chats
+            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted FROM chats
             WHERE account = ?1 ORDER BY last_message_id DESC, chat_id
             """)
             .query([.integer(account.rawValue)]) {
                 ChatSummary(id: $0.int64(at: 0), name: $0.isNull(at: 1) ? nil : $0.string(at: 1), messageCount: $0.int64(at: 2),
-                            unread: $0.int64(at: 3), lastMessageAt: $0.isNull(at: 4) ? nil : $0.string(at: 4), lastMessageId: $0.int64(at: 5))
+                            unread: $0.int64(at: 3), lastMessageAt: $0.isNull(at: 4) ? nil : $0.string(at: 4), lastMessageId: $0.int64(at: 5),
+                            encrypted: $0.int64(at: 6) != 0)
             }
     }
 }

@@ -91,7 +91,8 @@ struct RelationWork {
     /// its text before any edit, when none is left), text and search index alike.
     private func showLatestEdit(of eventID: String, outcome: inout AppliedBatch) throws -> Int64 {
         let rows = try connection.statement("""
-            SELECT m.id, m.sender, m.text, m.original_text, m.edited_at FROM messages m WHERE m.account = ?1 AND m.event_id = ?2
+            SELECT m.id, m.sender, m.text, m.original_text, m.edited_at FROM messages m
+            WHERE m.account = ?1 AND m.event_id = ?2 AND m.kind <> 'encrypted'
             """).query([accountValue, .text(eventID)]) { row in
                 (row.int64(at: 0), row.string(at: 1), row.string(at: 2), row.isNull(at: 3) ? nil : row.string(at: 3),
                  row.isNull(at: 4) ? nil : row.string(at: 4))

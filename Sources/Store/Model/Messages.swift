@@ -14,6 +14,11 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public var chatName: String?
     /// Set when this event is not a message of its own but changes one (by its event id).
     public var relation: Relation?
+    public var kind: MessageKind = .text
+    /// The sender as the chat names them (a Matrix display name); nil: `sender`.
+    public var senderName: String?
+    /// The chat is end-to-end encrypted: the store marks it so.
+    public var chatEncrypted = false
 
     /// What an event does to another message of the copy (CONTRACT section 10).
     public enum Relation: Sendable, Equatable, Codable {
@@ -38,10 +43,18 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     /// What the message counts against the storage quota: its text fields plus a fixed share for
     /// the row's keys and bookkeeping. Deterministic, so usage can be kept incrementally.
     public var storageSize: Int64 {
-        Int64(sender.utf8.count + text.utf8.count + sentAt.utf8.count + (eventId?.utf8.count ?? 0)) + Self.rowOverhead
+        Int64(sender.utf8.count + text.utf8.count + sentAt.utf8.count + (eventId?.utf8.count ?? 0) + (senderName?.utf8.count ?? 0))
+            + Self.rowOverhead
     }
 
     public static let rowOverhead: Int64 = 48
+}
+
+/// What a message is (CONTRACT section 10), as stored and as the page shows it.
+public enum MessageKind: String, Sendable, Equatable, Codable, CaseIterable {
+    case text, notice, emote, image, file
+    /// End-to-end encrypted: unreadable here; its text is a neutral placeholder, never indexed.
+    case encrypted
 }
 
 /// A message in the local copy.
@@ -57,9 +70,14 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var chatName: String?
     /// When the text was last replaced by its sender's edit; nil for a message never edited.
     public var editedAt: String?
+    public var kind: MessageKind = .text
+    /// The sender as the chat names them (a Matrix display name); nil: `sender`.
+    public var senderName: String?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
-                chatName: String? = nil, editedAt: String? = nil) {
+                chatName: String? = nil, editedAt: String? = nil, kind: MessageKind = .text, senderName: String? = nil) {
+        self.kind = kind
+        self.senderName = senderName
         self.account = account
         self.id = id
         self.chatId = chatId

@@ -145,6 +145,18 @@ enum Migrations {
             PRIMARY KEY (account, event_id)
         ) WITHOUT ROWID;
         """,
+        // 11: what each message is (text, notice, emote, image, file, encrypted) and its sender's
+        // name in the chat; which chats are end-to-end encrypted. An encrypted message's text is a
+        // placeholder that is never indexed, so the delete trigger leaves the index alone for it.
+        """
+        ALTER TABLE messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text';
+        ALTER TABLE messages ADD COLUMN sender_name TEXT;
+        ALTER TABLE chats ADD COLUMN encrypted INTEGER NOT NULL DEFAULT 0;
+        DROP TRIGGER messages_unindexed;
+        CREATE TRIGGER messages_unindexed AFTER DELETE ON messages WHEN old.kind <> 'encrypted' BEGIN
+            INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', old.id * 2 + old.account, old.text);
+        END;
+        """,
     ]
 
     /// Work a step does after its SQL, in its transaction, with lines for the log.

@@ -5,11 +5,14 @@ public enum StoreSQL {
         INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
         """
-    /// A message identified by its upstream's event id (?9); ?2 is the id the store gives it.
+    /// A message identified by its upstream's event id (?9); ?2 is the id the store gives it; ?10
+    /// its kind, ?11 its sender's name.
     static let insertEventMessage = """
-        INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size, event_id)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size, event_id, kind, sender_name)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
         """
+    /// The chat ?2 is end-to-end encrypted.
+    static let markChatEncrypted = "UPDATE chats SET encrypted = 1 WHERE account = ?1 AND chat_id = ?2 AND encrypted = 0"
     static let nameChat = "UPDATE chats SET name = ?3 WHERE account = ?1 AND chat_id = ?2 AND name IS NOT ?3"
     /// A batch's share of one chat: ?3 new messages, ?4 the newest id among them, ?5 how many of
     /// them are unread, ?6 that newest one's sending time.

@@ -14,6 +14,9 @@ public struct SearchPage: Sendable, Equatable {
     /// `totalIsExact`, else "more than" it.
     public var total: Int = 0
     public var totalIsExact = true
+    /// End-to-end encrypted chats among those searched: their messages cannot be read, so they
+    /// were not searched.
+    public var encryptedChatsNotSearched = 0
 }
 
 /// Why a search gave no page: the query cannot be read (the person's to fix), or the store failed.
@@ -38,14 +41,14 @@ enum SearchQueries {
             // the messages: a search of two common words matches a third of a large store, and
             // reading every match's row before sorting made it ten times slower (lp-bench search).
             let statement = try connection.statement(chat == nil ? """
-                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at
+                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name
                 FROM (SELECT rowid, rank FROM message_search WHERE message_search MATCH ?1 AND (rowid & 1) = ?2
                       ORDER BY rank, rowid DESC LIMIT ?4) s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
                 ORDER BY s.rank, s.rowid DESC
                 """ : """
-                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at
+                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name
                 FROM message_search s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
@@ -65,8 +68,11 @@ enum SearchQueries {
             let hasMore = page.count > limit
             if hasMore { page.removeLast() }
             let counted = try count(connection, query, account: account, chat: chat)
+            let encrypted = try connection.scalarInt("SELECT count(*) FROM chats WHERE account = ?1 AND encrypted = 1 AND (?2 IS NULL OR chat_id = ?2)",
+                                                     .integer(account.rawValue), chat.map { .integer($0) } ?? .null) ?? 0
             return SearchPage(results: page.map { SearchResult(message: $0, snippet: Snippet.pieces(of: $0.text, matching: query.terms)) },
-                              next: hasMore ? offset + limit : nil, total: min(counted, countLimit), totalIsExact: counted <= countLimit)
+                              next: hasMore ? offset + limit : nil, total: min(counted, countLimit), totalIsExact: counted <= countLimit,
+                              encryptedChatsNotSearched: Int(encrypted))
         } catch let error as SQLiteError where error.primaryCode == 1 {  // SQLITE_ERROR
             // FTS5's own parser said no: the query's words, not the store.
             throw .query(.unreadable(error.message))

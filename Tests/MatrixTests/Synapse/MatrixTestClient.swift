@@ -138,11 +138,13 @@ struct MatrixTestClient: Sendable {
     // MARK: Rooms
 
     /// `POST /createRoom` (a private chat unless `preset` says otherwise); returns the room id.
-    func createRoom(name: String? = nil, invite: [String] = [], preset: String? = nil) async throws -> String {
+    func createRoom(name: String? = nil, invite: [String] = [], preset: String? = nil, encrypted: Bool = false) async throws -> String {
         struct Answer: Decodable { var room_id: String }
         var body: [String: Any] = ["invite": invite]
         if let name { body["name"] = name }
         if let preset { body["preset"] = preset }
+        // As Element makes a direct chat: end-to-end encrypted from its first event.
+        if encrypted { body["initial_state"] = [["type": "m.room.encryption", "state_key": "", "content": ["algorithm": "m.megolm.v1.aes-sha2"]]] }
         let answer: Answer = try await decode(call("POST", "/createRoom", json: body))
         return answer.room_id
     }
@@ -210,6 +212,12 @@ struct MatrixTestClient: Sendable {
     func reply(_ roomId: String, to eventId: String, quoting quoted: String, by author: String, text: String) async throws -> String {
         try await sendContent(roomId, ["msgtype": "m.text", "body": "> <\(author)> \(quoted)\n\n\(text)",
                                        "m.relates_to": ["m.in_reply_to": ["event_id": eventId]]])
+    }
+
+    /// `PUT /profile/{userId}/displayname`: the name the user's rooms show from now on.
+    func setDisplayName(_ name: String) async throws {
+        guard let user = session?.userId else { throw MatrixTestClientError.notSignedIn("set display name") }
+        try await call("PUT", "/profile/\(Self.pathComponent(user))/displayname", json: ["displayname": name])
     }
 
     /// `PUT /rooms/{roomId}/redact/{eventId}/{txnId}`: the message is deleted for everyone.
