@@ -375,6 +375,33 @@ struct DashboardOnSynapseTests {
         _ = await restarted.stop()
     }
 
+    @Test func brokenEventsFromAnotherClientNeverBreakTheCopy() async throws {
+        let world = try await World.make()
+        let dashboard = try await world.dashboard()
+        let first = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        let known = try await world.bob.send(world.room, text: "a message to act on")
+        // (Synapse itself refuses a message without a string body; those are tested as values in
+        // SyncTranslationTests.)
+        for content: [String: Any] in [
+            ["msgtype": "org.example.poll", "body": "an unknown type"],          // shown as a file by its body
+            ["msgtype": "m.text", "body": "* x", "m.relates_to": ["rel_type": "m.replace", "event_id": known]],  // no new content
+            ["msgtype": "m.text", "body": "* x", "m.new_content": "text", "m.relates_to": ["rel_type": "m.replace", "event_id": known]],
+            ["msgtype": "m.text", "body": "odd relation", "m.relates_to": ["rel_type": "org.example.thing", "event_id": known]],
+            ["msgtype": "m.text", "body": "<img src=x onerror=alert(1)>", "m.relates_to": "nonsense"],
+        ] {
+            _ = try await world.bob.sendContent(world.room, content)
+        }
+        try await world.bob.redact(world.room, "$neverSeenEvent-\(UUID().uuidString)")
+        _ = try await world.bob.send(world.room, text: "the last one")
+        _ = try await Self.follow(dashboard, from: first["seq"] as? Int ?? 0) { $0.contains { $0.text == "the last one" } }
+        let texts = try await Self.texts(dashboard)
+        #expect(texts == ["the last one", "<img src=x onerror=alert(1)>", "odd relation", "an unknown type", "a message to act on"],
+                "stored plainly or skipped; nothing else in the batch lost")
+        let state = try await dashboard.json("/api/state")
+        #expect(state[path: "connection", "state"] as? String == "live")
+        _ = await dashboard.stop()
+    }
+
     /// The texts of alice's stored messages, newest first, as the page reads them.
     static func texts(_ dashboard: RunningDashboard) async throws -> [String] {
         let page = try await dashboard.json("/api/messages?account=primary&limit=100")
