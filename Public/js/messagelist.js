@@ -46,6 +46,7 @@ export class MessageList {
     this.followStepQueued = false; // its next step is due at the next frame
     this.lastFollowStep = null; // when it took the last one
     this.contentFrame = null; // the last frame that laid out new content
+    this.placedTop = null; // where the page itself last put the view (a layout or a follow step)
     // Room below everything while following: a list shorter than the pane could not be scrolled
     // to keep its rows in place, and they would be pushed down instead.
     this.slack = element("div", { className: "follow-slack", attributes: { "aria-hidden": "true" } });
@@ -272,6 +273,8 @@ export class MessageList {
       if (now !== null && Math.abs(now - anchor.shownAt) >= 0.5) this.scroller.scrollTop = Math.round(this.scroller.scrollTop + now - anchor.shownAt);
     }
     this.keptPlace = anchor ? { id: anchor.id, shownAt: anchor.shownAt, scrollTop: this.scroller.scrollTop } : null;
+    // New rows were put in place: where the view is now is the page's doing.
+    if (contentChanged) this.placedTop = this.scroller.scrollTop;
     if (this.followDue) {
       this.followDue = false;
       this.scrollUpToNewest();
@@ -303,6 +306,9 @@ export class MessageList {
       this.followStepQueued = false;
       // The reader took the wheel meanwhile, or selected text: their place stays theirs.
       if (this.selectionInside()) this.followScrolling = false;
+      // The view is elsewhere than the page put it: the reader moved it (the scroll bar, a script,
+      // a find in page), and their place is theirs.
+      if (this.placedTop !== null && Math.abs(this.scroller.scrollTop - this.placedTop) > 1) this.followScrolling = false;
       if (!this.followScrolling) return;
       // A frame that puts new rows in place does not scroll too: the reader is shown the rows
       // where they were, then the view moves (both in one frame is drawn as a jump).
@@ -317,6 +323,7 @@ export class MessageList {
       // on a busy machine takes a longer step, never a longer way.
       const top = reduced ? 0 : Math.floor(this.scroller.scrollTop * Math.exp(-elapsed / FOLLOW_EASE_MS));
       this.scroller.scrollTop = top;
+      this.placedTop = this.scroller.scrollTop;
       if (top > 0) {
         this.scrollUpToNewest();
       } else {
