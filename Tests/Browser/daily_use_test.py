@@ -452,11 +452,12 @@ def test_the_simulator_panel_shows_the_simulator_after_a_reload_and_fill_works_a
     open_simulator(driver)
     for round_number in (1, 2):  # before and after buying 10 MB
         click(driver, find(driver, "#sim-fill"))
-        wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="buy-space"]'), seconds=15,
-             message=f"storage full, round {round_number}")
+        # Filling 10 MB more takes a while on a loaded machine: the view comes when the batch that no longer fits does.
+        wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="buy-space"]'), seconds=40,
+             message=lambda: f"storage full, round {round_number}: {text_of(driver, '#storage-text')}")
         click(driver, find(driver, '[data-view-for="primary"] button[data-option="buy-space"]'))
         click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
-        wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, '[data-view-for="primary"] .error-view'), seconds=15,
+        wait(driver, lambda: status_text(driver) == "Live" and not visible(driver, '[data-view-for="primary"] .error-view'), seconds=30,
              message="bought")
 
 
