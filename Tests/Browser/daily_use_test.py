@@ -277,7 +277,7 @@ def test_focus_lands_on_the_next_useful_control_after_every_action(context):
     # Free space: the same, with what was removed.
     open_simulator(driver)
     click(driver, find(driver, "#sim-fill"))
-    wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="free-space"]'), seconds=15, message="free space offered")
+    wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="free-space"]'), seconds=40, message="free space offered")
     click(driver, find(driver, '[data-view-for="primary"] button[data-option="free-space"]'))
     wait(driver, lambda: dialog_open(driver, "#confirm"), message="the question")
     click(driver, find(driver, '#confirm-actions button[data-role="default"]'))

@@ -257,7 +257,7 @@ def test_fill_storage_fills_and_a_purchase_is_told_in_every_window(context):
             open_simulator(driver)
             quota = dashboard.api("/api/state")["storage"]["quotaBytes"]
             click(driver, find(driver, "#sim-fill"))
-            wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="buy-space"]'), seconds=30, message="full")
+            wait(driver, lambda: visible(driver, '[data-view-for="primary"] button[data-option="buy-space"]'), seconds=40, message="full")
             assert dashboard.api("/api/state")["storage"]["quotaBytes"] == quota, "filled, not shrunk"
             click_selector(driver, '[data-view-for="primary"] button[data-option="buy-space"]')
             click_selector(driver, '#confirm-actions button[data-role="default"]')
