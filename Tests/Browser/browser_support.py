@@ -25,7 +25,7 @@ class Dashboard:
         extra = (["--upstream", upstream] if upstream else []) + ([] if demo or upstream else ["--no-demo"])
         self.process = subprocess.Popen([binary, "--port", str(port), "--db", db, "--log-level", "warning", *extra, *arguments],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                        env=dict(os.environ, **(environment or {})))
+                                        env=dict(os.environ, **(environment or {})), preexec_fn=dies_with_this_process)
         self.simulator = upstream.rstrip("/") if upstream else self.process.stdout.readline().strip().split(" on ")[1].rstrip("/")
         # http://127.0.0.1:PORT/?token=TOKEN: opening it sets the cookie that lets the page read.
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
@@ -54,13 +54,22 @@ class ChatServer:
     """The simulator on its own (`chat-server`), as an external upstream."""
 
     def __init__(self, binary, *arguments):
-        self.process = subprocess.Popen([binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.process = subprocess.Popen([binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        preexec_fn=dies_with_this_process)
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
 
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
+
+
+def dies_with_this_process():
+    """For Popen's preexec_fn: the child gets SIGKILL when the test process goes, however it
+    goes (a timeout's kill included), so no server outlives its test."""
+    import ctypes
+    import signal
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def free_port():
@@ -365,8 +374,9 @@ def tests_in(namespace):
 
 def run_suite(namespace, shots, dashboard=None, size=(1200, 900), **extra):
     """Runs a test file's tests in one browser, with `dashboard` (or none, for tests that start
-    their own, which they put into `context.dashboard` to have it stopped) and `extra` in the
-    context; stops the browser and the dashboard afterwards; exits 1 on any failure."""
+    their own, which they put into `context.dashboard` to have it stopped; a chat server a test
+    starts goes into `context.server`) and `extra` in the context; stops the browser, the
+    dashboard and the chat server afterwards; exits 1 on any failure."""
     from types import SimpleNamespace
 
     def body():
@@ -377,6 +387,8 @@ def run_suite(namespace, shots, dashboard=None, size=(1200, 900), **extra):
             context.driver.quit()
             if context.dashboard:
                 context.dashboard.stop()
+            if getattr(context, "server", None):
+                context.server.stop()
     main_guard(body)
 
 

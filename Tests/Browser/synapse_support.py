@@ -13,7 +13,7 @@ import tempfile
 import time
 import urllib.parse
 
-from browser_support import free_port
+from browser_support import dies_with_this_process, free_port
 
 
 class Synapse:
@@ -24,7 +24,7 @@ class Synapse:
         self.secret = secrets.token_hex(16)
         self._write_config()
         self.process = subprocess.Popen([python, "-m", "synapse.app.homeserver", "-c", f"{self.folder}/homeserver.yaml"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=dies_with_this_process)
         deadline = time.monotonic() + 60
         while True:
             try:

@@ -77,6 +77,12 @@ public final class ChildProcess: Sendable {
         thread.start()
     }
 
+    /// A child still running when the test lets go of it (a `#require` that threw before the
+    /// test's own stop) is killed: no process outlives its test.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     public var pid: Int32 { process.processIdentifier }
 
     /// Whether it has not exited yet (a pid is not signalled after its process is gone).
