@@ -2,12 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The README's curl walkthrough, taken from README.md itself and run as written against the real
-/// binary, so the README cannot drift from the product: every `<!-- walkthrough -->` block in
+/// The curl walkthrough (the DocC article CurlWalkthrough.md the README links to), taken from the article itself and run as written against the real
+/// binary, so the docs cannot drift from the product: every `<!-- walkthrough -->` block in
 /// order, in one shell, each line ending in `# -> TEXT` checked to print something containing TEXT.
 @Suite("README walkthrough")
 struct ReadmeWalkthroughTests {
-    static let readme = BrowserTests.repositoryRoot.appendingPathComponent("README.md")
+    static let readme = BrowserTests.repositoryRoot.appendingPathComponent("Sources/DashboardApp/DashboardApp.docc/CurlWalkthrough.md")
 
     /// The shell blocks marked `<!-- walkthrough -->`, in order.
     static func blocks(of text: String) -> [[String]] {
