@@ -476,15 +476,7 @@ public actor SyncEngine {
                 }
                 continue
             }
-            var incoming = list.map {
-                IncomingMessage(id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text, sentAt: $0.sentAt,
-                                eventId: $0.eventId, chatName: $0.chatName, relation: $0.relation.map(Self.storeRelation))
-            }
-            for (index, message) in list.enumerated() {
-                if let kind = message.kind { incoming[index].kind = MessageKind(rawValue: kind.rawValue) ?? .file }
-                incoming[index].senderName = message.senderName
-                incoming[index].chatEncrypted = message.chatEncrypted ?? false
-            }
+            let incoming = list.map(Self.incoming)
             let outcome: Store.AppliedBatch
             do {
                 outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
@@ -513,6 +505,17 @@ public actor SyncEngine {
         clear(.storageFailure)
         // No separate storage event per batch: the feed puts the usage into the messages event,
         // so one batch wakes each dashboard tab once.
+    }
+
+    /// An upstream's message as the store takes it.
+    private static func incoming(_ message: UpstreamMessage) -> IncomingMessage {
+        var incoming = IncomingMessage(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text,
+                                       sentAt: message.sentAt, eventId: message.eventId, chatName: message.chatName,
+                                       relation: message.relation.map(storeRelation))
+        if let kind = message.kind { incoming.kind = MessageKind(rawValue: kind.rawValue) ?? .file }
+        incoming.senderName = message.senderName
+        incoming.chatEncrypted = message.chatEncrypted ?? false
+        return incoming
     }
 
     private static func storeRelation(_ relation: UpstreamMessage.Relation) -> IncomingMessage.Relation {

@@ -106,7 +106,7 @@ struct RelationWork {
         let text = latest?.0 ?? before
         let newEditedAt = latest?.1
         guard text != shown || newEditedAt != editedAt else { return 0 }
-        let rowID = Int64(id) &* 2 &+ Int64(account.rawValue)
+        let rowID = id &* 2 &+ Int64(account.rawValue)
         try connection.statement("INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', ?1, ?2)").run(.integer(rowID), .text(shown))
         try connection.statement(StoreSQL.indexMessage).run(.integer(rowID), .text(text))
         let delta = Int64(text.utf8.count - shown.utf8.count)
