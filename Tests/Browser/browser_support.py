@@ -97,14 +97,18 @@ def wait(driver, condition, seconds=10, message="condition"):
         raise TimeoutException(message() if callable(message) else message) from timeout
 
 
-def click_selector(driver, selector):
-    """Clicks what `selector` names, found again once if the page replaced it between finding and
-    clicking (a list re-rendered by a live update under the pointer)."""
+def click_selector(driver, selector, attempts=5):
+    """Clicks what `selector` names, found again if the page replaced it between finding and
+    clicking (a list re-rendered by a live update, or an error's buttons drawn again as its second
+    account's answer comes in): a person's click lands on the button that is there by then."""
     from selenium.common.exceptions import StaleElementReferenceException
-    try:
-        click(driver, find(driver, selector))
-    except StaleElementReferenceException:
-        click(driver, find(driver, selector))
+    for attempt in range(attempts):
+        try:
+            click(driver, find(driver, selector))
+            return
+        except StaleElementReferenceException:
+            if attempt == attempts - 1:
+                raise
 
 
 def click_while_shown(driver, selector):
