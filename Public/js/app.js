@@ -5,7 +5,9 @@
 // wires: what is decided is decided in the pure modules, what is drawn is drawn by the DOM ones.
 
 import { getJSON, HttpError, loadSession, post, reasonFor, UnreadableAnswer } from "./api.js";
-import { chatMarkedRead, chatMessageChanged, chatsChanged, chatsHeard, offerLinked, onUnreadChanged, refreshChats, wireChats } from "./chats.js";
+import {
+  chatMarkedRead, chatMessageChanged, chatsChanged, chatsHeard, historyArrived, offerLinked, onUnreadChanged, refreshChats, renderHistoryProgress, wireChats,
+} from "./chats.js";
 import { formatWhen } from "./dates.js";
 import { $, element, refreshTimes } from "./dom.js";
 import { announce, attemptRunningHere, noteAttemptEvent, resetRemoteAttempts, setOff, setProcessReachable } from "./errors.js";
@@ -14,7 +16,7 @@ import { focusAfter } from "./focusrules.js";
 import { attemptEnded, problemRaised, resetProblems } from "./history.js";
 import { awayNotice, messageNotice, quoteOf } from "./notices.js";
 import { initialState, reduce } from "./pagestate.js";
-import { ACCOUNTS, lists, makePanes, newestInView, onPaneChange, renderPane, takeSnapshotMessages } from "./panes.js";
+import { ACCOUNTS, lists, makePanes, newestInView, olderHistoryArrived, onPaneChange, renderPane, takeSnapshotMessages } from "./panes.js";
 import { startPolling } from "./poll.js";
 import { withProgress } from "./progress.js";
 import { searchResultChanged, wireSearch } from "./search.js";
@@ -54,6 +56,7 @@ function applySnapshot(snapshot, { first = false } = {}) {
   resetRemoteAttempts(snapshot.errors);
   resetProblems(snapshot.recentProblems);
   takeSnapshotMessages(snapshot, before, { first });
+  renderHistoryProgress(snapshot.history);
   renderAll();
 }
 
@@ -119,6 +122,11 @@ function applyEvents(events) {
         break;
       case "simulator":
         renderSimulator(data);
+        break;
+      case "history":
+        renderHistoryProgress(data);
+        historyArrived(data.account, data.chatId);
+        if (data.chatId != null) olderHistoryArrived(data.account);
         break;
       default:
         break;

@@ -5,7 +5,8 @@
 import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, messageText, senderOf, timeElement } from "./dom.js";
+import { editedMark, element, messageText, senderOf, setText, timeElement } from "./dom.js";
+import { historyWords } from "./historywords.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -107,6 +108,25 @@ export function chatsChanged({ removed = null, accountGone = null } = {}) {
     renderMessages();
   }
   refreshChats();
+}
+
+/** How far fetching older history is, in words under the list; quiet once it is complete. */
+export function renderHistoryProgress(history) {
+  const note = $("#history-progress");
+  const words = historyWords(history);
+  setText(note, words);
+  note.hidden = !words;
+}
+
+/** A page of older messages was stored for `chatId`: the list's counts follow, and an open chat
+ *  that had reached its oldest stored message can show older ones again. */
+export function historyArrived(historyAccount, chatId) {
+  if (chatId == null) return;
+  if (open && open.account === historyAccount && open.chatId === chatId && open.nextBefore == null && open.messages.length > 0) {
+    open.nextBefore = open.messages[0].id;
+    renderControls();
+  }
+  if (historyAccount === account && refreshTimer === null) refreshTimer = setTimeout(refreshChats, REFRESH_MS);
 }
 
 /** Whether the linked account exists: its option is offered only then. */

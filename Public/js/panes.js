@@ -74,6 +74,15 @@ export function renderPane(account, { name, stale, heardAt }) {
   setText(note, stale ? `· as of ${heardAt}, may be out of date` : "");
 }
 
+/** Older history was stored for the account: a pane that had reached its oldest stored message
+ *  can show older ones again. */
+export function olderHistoryArrived(account) {
+  const list = lists[account];
+  if (!list || list.hasOlder || list.size === 0) return;
+  list.setHasOlder(true);
+  refresh(account);
+}
+
 /** Loads the next older page; `button` is the Try again clicked, which shows the progress. */
 export async function loadOlder(account, { clicked = false, button = null } = {}) {
   const state = older[account];

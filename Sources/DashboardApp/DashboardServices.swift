@@ -4,6 +4,7 @@ import Foundation
 import HTTPCore
 import Recovery
 import Store
+import Upstream
 
 /// Everything behind the dashboard's API, wired once: the store, the engine, the feed, the error
 /// registry, and the built-in simulator when there is one.
@@ -14,17 +15,20 @@ public struct DashboardServices: Sendable {
     public let feed: EventFeed
     public let registry: ErrorRegistry
     public let simulator: ChatSimulator?
+    /// Fetches older history (a Matrix account); nil for an upstream without it.
+    public let history: HistoryFetcher?
     /// The HTTP server's counters, for `/metrics` (set once the server exists).
     public let httpStatistics: @Sendable () -> HTTPServerStatistics?
 
     public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
-                simulator: ChatSimulator?, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
+                simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
         self.store = store
         self.reader = reader
         self.engine = engine
         self.feed = feed
         self.registry = registry
         self.simulator = simulator
+        self.history = history
         self.httpStatistics = httpStatistics
     }
 
@@ -33,6 +37,7 @@ public struct DashboardServices: Sendable {
     public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                                olderHistory: (any OlderHistory)? = nil,
                                 makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
         let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
@@ -44,10 +49,15 @@ public struct DashboardServices: Sendable {
         })
         let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter)
         Task(executorPreference: loop) { await hub.run(events) }
+        // Older history rides on the engine's session and tells the page through the same stream.
+        let history = olderHistory.map { upstream in
+            HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })
+        }
+        if let history { Task { await history.run() } }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.
         await simulator?.observeSettings { stats in await feed.publish("simulator", stats) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
-                                 simulator: simulator, httpStatistics: httpStatistics)
+                                 simulator: simulator, history: history, httpStatistics: httpStatistics)
     }
 }

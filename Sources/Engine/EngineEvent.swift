@@ -7,6 +7,9 @@ public enum EngineEvent: Sendable {
     case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
     /// Stored messages of one account an edit changed, and those a redaction removed.
     case messagesChanged(account: AccountRole, changed: [StoredMessage], removed: [RemovedMessage])
+    /// How far fetching the account's older history is; `grew` is the chat a page was just stored
+    /// for (nil: only the progress changed).
+    case history(account: AccountRole, progress: HistoryProgress, grew: Int64?)
     /// A linked account is there; `firstSync` when it came with the very first session (nothing to announce).
     case accountLinked(userId: Int64, firstSync: Bool)
     case accountUnlinked(userId: Int64)

@@ -144,6 +144,10 @@ public actor SyncEngine {
 
     public func currentToken() -> String? { token }
 
+    /// The session's token while syncing is live, else nil: background work that rides on the
+    /// engine's session (history) goes on only then.
+    public func liveToken() -> String? { status.state == .live ? token : nil }
+
     // MARK: Performing what the policy decides
 
     func perform(_ actions: [SyncPolicy.Action]) {
@@ -467,7 +471,7 @@ public actor SyncEngine {
     private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
         let receivedAt = Timestamp.string(now())
         // A stream may come with messages and its new cursor, or with a new cursor only.
-        for key in Set(answer.messages.keys).union(answer.cursors.keys).sorted() {
+        for key in Set(answer.messages.keys).union(answer.cursors.keys).union(answer.historyStarts.keys).sorted() {
             let list = answer.messages[key] ?? []
             guard let userID = Int64(key), let account = role(of: userID) else {
                 if !list.isEmpty {
@@ -479,8 +483,12 @@ public actor SyncEngine {
             let incoming = list.map(Self.incoming)
             let outcome: Store.AppliedBatch
             do {
+                let starts = (answer.historyStarts[key] ?? []).map {
+                    HistoryStart(chatId: $0.chatId, upstreamChat: $0.upstreamChat, position: $0.token)
+                }
                 outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
-                                                     unread: deliveries.unreadCounting(for: account, declared: answer.delivery))
+                                                     unread: deliveries.unreadCounting(for: account, declared: answer.delivery),
+                                                     historyStarts: starts)
             } catch {
                 throw CycleFailure(error)
             }
@@ -508,7 +516,7 @@ public actor SyncEngine {
     }
 
     /// An upstream's message as the store takes it.
-    private static func incoming(_ message: UpstreamMessage) -> IncomingMessage {
+    static func incoming(_ message: UpstreamMessage) -> IncomingMessage {
         var incoming = IncomingMessage(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text,
                                        sentAt: message.sentAt, eventId: message.eventId, chatName: message.chatName,
                                        relation: message.relation.map(storeRelation))

@@ -32,7 +32,11 @@ public protocol MatrixCredentialKeeper: Sendable {
 /// after a start or a reconnection) is what was missed, every other one waits and is live. A
 /// `limited` timeline is a gap, filled backwards from its `prev_batch` to the previous sync's
 /// position before the answer is returned, so the batch holds every event in timeline order.
-public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
+///
+/// Each room's earlier history, from before the first sync, is read backwards through
+/// `OlderHistory` from where the room was first seen (its first `prev_batch`), by the engine's
+/// history fetcher; gaps and history walk `/messages` the same way (`page(of:from:to:limit:)`).
+public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
     public let homeserver: URL
     public var location: String { "matrix+" + homeserver.absoluteString }
     public var features: UpstreamFeatures { UpstreamFeatures(kind: "matrix", linkedAccount: false, sellsStorage: false) }
@@ -172,11 +176,18 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(holdSeconds + 15))
         state.withLock { $0.knowsFullState = true }
         var messages: [UpstreamMessage] = []
+        var historyStarts: [HistoryPosition] = []
         for (roomID, room) in (sync.rooms?.join ?? [:]).sorted(by: { $0.key < $1.key }) {
             let name = state.withLock { $0.names.learn(roomID, from: room); return $0.names.name(of: roomID) }
             var events = room.timeline?.events ?? []
+            // Older history goes back from the oldest event this answer holds of the room.
+            var olderFrom = room.timeline?.prevBatch
             if let since, room.timeline?.limited == true, let gapStart = room.timeline?.prevBatch {
                 events = try await gap(in: roomID, from: gapStart, back: since, token: token) + events
+                olderFrom = since
+            }
+            if let olderFrom {
+                historyStarts.append(HistoryPosition(chatId: MatrixIdentity.number(for: roomID), upstreamChat: roomID, token: olderFrom))
             }
             messages += state.withLock { state in
                 for event in room.state?.events ?? [] { state.members.learn(event, in: roomID) }
@@ -191,7 +202,47 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
             }
         }
         let stream = String(MatrixIdentity.number(for: user))
-        return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery)
+        return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery,
+                              historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts])
+    }
+
+    // MARK: OlderHistory
+
+    /// Events per page of older history: enough that a room of 2,500 messages takes a few calls,
+    /// few enough that storing one page keeps the store busy for milliseconds only, so a live
+    /// message never waits long behind it.
+    static let historyPageSize = 250
+
+    public func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage {
+        let roomID = position.upstreamChat
+        let page = try await page(of: roomID, from: position.token, to: nil, limit: Self.historyPageSize, token: token)
+        let chunk = page.chunk ?? []
+        let translated: [UpstreamMessage] = state.withLock { state in
+            // The senders' member events of this page say their names at the time; a name not
+            // given is the one known now.
+            var members = state.members
+            for event in page.state ?? [] { members.learn(event, in: roomID) }
+            let name = state.names.name(of: roomID)
+            let encrypted = state.members.isEncrypted(roomID) || chunk.contains { $0.type == "m.room.encryption" && $0.stateKey == "" }
+            return chunk.compactMap { event -> UpstreamMessage? in
+                guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else { return nil }
+                message.senderName = members.name(of: message.sender, in: roomID)
+                if encrypted { message.chatEncrypted = true }
+                return message
+            }
+        }
+        let next = Self.nextPosition(after: page, from: position)
+        return OlderHistoryPage(messages: translated, next: next, skipped: chunk.count - translated.count)
+    }
+
+    /// Where the page after `page` starts. The homeserver leaves `end` out at the room's first
+    /// visible event; an empty page may still have an `end` (events hidden by history visibility),
+    /// but one that names where it began would loop forever.
+    static func nextPosition(after page: MessagesPage, from position: HistoryPosition) -> HistoryPosition? {
+        guard let end = page.end, end != position.token else { return nil }
+        var next = position
+        next.token = end
+        return next
     }
 
     public func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {
@@ -206,9 +257,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         var newestFirst: [RoomEvent] = []
         var position = from
         while true {
-            let page: MessagesPage = try await call(
-                "GET", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/messages?dir=b&limit=500&from=\(Self.encode(position))&to=\(Self.encode(back))",
-                token: token)
+            let page = try await page(of: roomID, from: position, to: back, limit: 500, token: token)
             let chunk = page.chunk ?? []
             newestFirst += chunk
             guard let end = page.end, !chunk.isEmpty, end != position else { break }
@@ -216,6 +265,15 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn {
         }
         log.info("filled a gap in \(roomID): \(newestFirst.count) event(s)")
         return newestFirst.reversed()
+    }
+
+    /// One page of `/messages` backwards from `from` (to `to`, when given): the one way gaps and
+    /// history read a room. Members come lazily: those of the page's senders.
+    private func page(of roomID: String, from: String, to: String?, limit: Int, token: String) async throws(UpstreamError) -> MessagesPage {
+        var target = "/_matrix/client/v3/rooms/\(Self.encode(roomID))/messages?dir=b&limit=\(limit)&from=\(Self.encode(from))"
+        if let to { target += "&to=" + Self.encode(to) }
+        target += "&filter=" + Self.encode("{\"lazy_load_members\":true}")
+        return try await call("GET", target, token: token)
     }
 
     // MARK: Plumbing

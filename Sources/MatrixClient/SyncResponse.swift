@@ -49,6 +49,8 @@ struct MessagesPage: Decodable, Sendable {
     var chunk: [RoomEvent]?
     /// Where the next page starts; absent when there is no more.
     var end: String?
+    /// With `lazy_load_members`: the member events of the chunk's senders.
+    var state: [RoomEvent]?
 }
 
 /// One event of a room: a message (`m.room.message`) or state the transport reads (the room's name).

@@ -87,9 +87,55 @@ public actor MessageStore {
     /// message of its own; it acts on its target whether that is stored already, comes in the
     /// same batch, or comes later (an edit is kept and applied then; a redacted event id is never
     /// stored).
+    ///
+    /// `historyStarts` are where each chat's older history begins (CONTRACT section 10), kept in the
+    /// same transaction for the chats that have none yet, so a restart knows where to fetch it.
     public func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
-                           cursor: String?, unread: UnreadCounting = .none) throws(StoreError) -> AppliedBatch {
-        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) else { return AppliedBatch() }
+                           cursor: String?, unread: UnreadCounting = .none,
+                           historyStarts: [HistoryStart] = []) throws(StoreError) -> AppliedBatch {
+        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !historyStarts.isEmpty else { return AppliedBatch() }
+        return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts, older: nil)
+    }
+
+    /// A page of one chat's older history, `batch` newest first, each message older than every
+    /// one stored of the chat (numbered below them, so the chat reads in order), in one
+    /// transaction with the chat's next position (`next`; nil: its first message is reached).
+    /// Nothing of it is unread or announced as new; edits and redactions in it act as in any
+    /// batch, in either order. A page that does not fit into the quota is not written.
+    public func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
+                           next: String?) throws(StoreError) -> AppliedBatch {
+        try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, historyStarts: [],
+                  older: OlderPage(chatID: chatID, next: next))
+    }
+
+    /// The chats of `account` whose older history is still to fetch, most recently active first.
+    public func pendingHistory(of account: AccountRole) throws(StoreError) -> [HistoryStart] {
+        do {
+            return try ChatHistoryWork(connection: connection, account: account).pending()
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// How far fetching `account`'s older history is; nil when its upstream fetches none.
+    public func historyProgress(of account: AccountRole) throws(StoreError) -> HistoryProgress? {
+        do {
+            guard try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM chat_history WHERE account = ?)", .integer(account.rawValue)) == 1 else {
+                return nil
+            }
+            return try ChatHistoryWork(connection: connection, account: account).progress()
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    private struct OlderPage {
+        var chatID: Int64
+        var next: String?
+    }
+
+    private func write(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
+                       historyStarts: [HistoryStart], older: OlderPage?) throws(StoreError) -> AppliedBatch {
         var addedBytes: Int64 = 0
         let outcome: AppliedBatch
         do {
@@ -103,7 +149,8 @@ public actor MessageStore {
                 var chatNames: [Int64: String] = [:]
                 var highest = Int64.min
                 // Messages known by event id are numbered here, after everything the stream has had.
-                var lastLocalID = batch.contains { $0.eventId != nil } ? try newestLocalID(of: account) : 0
+                var lastLocalID = older == nil && batch.contains { $0.eventId != nil } ? try newestLocalID(of: account) : 0
+                var lowestLocalID = older != nil ? try oldestLocalID(of: account) : 0
                 let relations = RelationWork(connection: connection, account: account)
                 let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
                 var related: [IncomingMessage] = []
@@ -117,7 +164,7 @@ public actor MessageStore {
                     if redactionsKept, let eventId = message.eventId, try relations.isRedacted(eventId) { continue }
                     let size = message.storageSize
                     let statement = message.eventId == nil ? insert : insertEvent
-                    let id = message.eventId == nil ? message.id : lastLocalID + 1
+                    let id = message.eventId == nil ? message.id : older != nil ? lowestLocalID - 1 : lastLocalID + 1
                     statement.bind(account.rawValue, at: 1)
                     statement.bind(id, at: 2)
                     statement.bind(message.chatId, at: 3)
@@ -139,7 +186,7 @@ public actor MessageStore {
                         continue
                     }
                     if let eventId = message.eventId {
-                        lastLocalID = id
+                        if older != nil { lowestLocalID = id } else { lastLocalID = id }
                         insertedEvents.append(eventId)
                     }
                     highest = max(highest, id)
@@ -191,7 +238,11 @@ public actor MessageStore {
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
                 }
-                if let cursor = cursor ?? cursors[account] {
+                let history = ChatHistoryWork(connection: connection, account: account)
+                try history.record(historyStarts)
+                if let older {
+                    try history.advance(older.chatID, to: older.next, stored: fresh.count)
+                } else if let cursor = cursor ?? cursors[account] {
                     try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
                                                                        highest == .min ? .null : .integer(highest))
                 }
@@ -205,7 +256,7 @@ public actor MessageStore {
         }
         usage.usedBytes += addedBytes
         if let cursor { cursors[account] = cursor }
-        if let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
+        if older == nil, let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
         return outcome
@@ -228,7 +279,14 @@ public actor MessageStore {
     /// The highest id `account` has had: stored now, or since its stream began.
     private func newestLocalID(of account: AccountRole) throws(SQLiteError) -> Int64 {
         let stored = try connection.scalarInt("SELECT max(id) FROM messages WHERE account = ?", .integer(account.rawValue)) ?? 0
-        return max(stored, newestIDs[account] ?? 0)
+        return max(stored, newestIDs[account] ?? 0, Migrations.firstEventMessageID - 1)
+    }
+
+    /// The number below which older history is numbered: the lowest of the account's messages
+    /// known by event id, or where live ones begin.
+    private func oldestLocalID(of account: AccountRole) throws(SQLiteError) -> Int64 {
+        try connection.scalarInt("SELECT min(id) FROM messages WHERE account = ? AND event_id IS NOT NULL", .integer(account.rawValue))
+            ?? Migrations.firstEventMessageID
     }
 
     // MARK: Upstream credentials

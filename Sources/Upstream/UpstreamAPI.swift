@@ -31,6 +31,46 @@ public protocol PasswordSignIn: Sendable {
     func withdrawTypedPassword()
 }
 
+/// An upstream whose chats have history from before the first sync (Matrix), read backwards a
+/// page at a time from where each chat was first seen (CONTRACT section 10).
+public protocol OlderHistory: Sendable {
+    /// The page of `position.upstreamChat`'s history just older than `position`, newest first,
+    /// and where the next one starts (nil: the chat's first visible event is in this page).
+    func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage
+}
+
+/// A place in one chat's history, as its upstream names it.
+public struct HistoryPosition: Sendable, Equatable, Codable {
+    /// The chat as the engine and the store number it.
+    public var chatId: Int64
+    /// The chat as the upstream names it (a Matrix room id).
+    public var upstreamChat: String
+    /// The upstream's own token (a Matrix `prev_batch` or `/messages` `end`).
+    public var token: String
+
+    public init(chatId: Int64, upstreamChat: String, token: String) {
+        self.chatId = chatId
+        self.upstreamChat = upstreamChat
+        self.token = token
+    }
+}
+
+/// One page of a chat's older history.
+public struct OlderHistoryPage: Sendable, Equatable {
+    /// Newest first; edits and redactions among them as in any answer.
+    public var messages: [UpstreamMessage]
+    /// Where the next older page starts; nil when the chat's beginning was reached.
+    public var next: HistoryPosition?
+    /// Events the page held that are no message of the copy (state, reactions, unreadable ones).
+    public var skipped: Int
+
+    public init(messages: [UpstreamMessage], next: HistoryPosition?, skipped: Int = 0) {
+        self.messages = messages
+        self.next = next
+        self.skipped = skipped
+    }
+}
+
 /// What an upstream offers besides messages, so that the page and the recovery options offer
 /// only what it can do.
 public struct UpstreamFeatures: Sendable, Equatable {

@@ -112,11 +112,16 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
     /// What the messages are, from an upstream without `lastMessageInfo`; nil: the engine tells
     /// by their ids.
     public var delivery: AnswerDelivery?
+    /// Per stream: where the older history of chats seen here begins, from an upstream that
+    /// fetches it (`OlderHistory`); only a chat's first one counts.
+    public var historyStarts: [String: [HistoryPosition]] = [:]
 
-    public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil) {
+    public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil,
+                historyStarts: [String: [HistoryPosition]] = [:]) {
         self.messages = messages
         self.cursors = cursors
         self.delivery = delivery
+        self.historyStarts = historyStarts
     }
 
     /// An answer of this project's protocol, whose cursor is the newest id of each stream.

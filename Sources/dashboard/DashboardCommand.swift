@@ -145,7 +145,7 @@ enum DashboardCommand {
         let serverBox = ServerBox()
         let services = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
-            httpStatistics: { serverBox.server?.statistics }
+            httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }

@@ -31,6 +31,10 @@ enum LPBench {
               matrix   one message through a real Synapse to the dashboard's /api/poll vs a Python client
                        long-polling the same account's /sync, same run     --messages 200  --python PATH
                        (default: .build/synapse-venv/bin/python, which .ci/run makes)
+              matrix-history
+                       whole history through a real Synapse: rooms of messages from before the first start, the time
+                       to a complete copy vs a bare client paging the same /messages, and a live message's trip
+                       while fetching vs idle     --rooms 20  --per-room 2500  --python PATH
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
@@ -99,6 +103,10 @@ enum LPBench {
             case "matrix":
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
                 _ = try MatrixLatencyBenchmark.run(messages: Int(option("--messages", in: arguments, default: "200")) ?? 200, python: python)
+            case "matrix-history":
+                let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+                _ = try MatrixHistoryBenchmark.run(rooms: Int(option("--rooms", in: arguments, default: "20")) ?? 20,
+                                                   perRoom: Int(option("--per-room", in: arguments, default: "2500")) ?? 2500, python: python)
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

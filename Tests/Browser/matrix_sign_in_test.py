@@ -6,11 +6,12 @@ there: an edit changes its message in place, a deletion takes it out of the pane
 Usage: python3 matrix_sign_in_test.py DASHBOARD_BINARY SYNAPSE_PYTHON SCREENSHOT_DIR
 """
 import os
+import re
 import sys
 import tempfile
 
-from browser_support import (Dashboard, assert_accessible, click, enabled, find, run_suite, shot, status_text, text_of, texts,
-                             visible, wait)
+from browser_support import (Dashboard, assert_accessible, click, click_selector, enabled, find, run_suite, shot, status_text, text_of,
+                             texts, visible, wait)
 from synapse_support import Synapse
 
 DASHBOARD, SYNAPSE_PYTHON, SHOTS = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -141,6 +142,61 @@ def test_an_edit_changes_the_message_in_place_and_a_deletion_leaves_the_pane_and
         "return [...document.querySelectorAll('#chat-messages .text')].map(e => e.textContent)")
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-encrypted")
+
+
+# Installed before the page's own scripts, so no text of the progress line is missed however fast
+# history comes.
+PROGRESS_RECORDER = """
+window.progressSeen = [];
+document.addEventListener('DOMContentLoaded', () => {
+  const line = document.querySelector('#history-progress');
+  const note = () => { if (line.textContent && !window.progressSeen.includes(line.textContent)) window.progressSeen.push(line.textContent); };
+  new MutationObserver(note).observe(line, { childList: true, subtree: true, characterData: true });
+});
+"""
+
+
+def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_the_first_message(context):
+    driver, synapse = context.driver, context.synapse
+    bob = synapse.login("bob", "bob password")
+    synapse.register("dave", "dave password")
+    room = synapse.create_room(bob, "Archive", ["@dave:localhost"])
+    dave = synapse.login("dave", "dave password")
+    synapse.join(dave, room)
+    count = 600
+    for number in range(1, count + 1):
+        synapse.send(bob, room, f"old message {number}")
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@dave:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "dave password"})
+    if context.dashboard:
+        context.dashboard.stop()
+    context.dashboard = dashboard
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROGRESS_RECORDER})
+    driver.get(dashboard.url)
+    wait(driver, lambda: dashboard.api("/api/state")["history"]["complete"], seconds=60, message="history complete")
+    assert dashboard.api("/api/state")["history"]["fetched"] == count - 50, dashboard.api("/api/state")["history"]
+    wait(driver, lambda: not visible(driver, "#history-progress"), seconds=10, message="the progress line goes once history is complete")
+    seen = driver.execute_script("return window.progressSeen")
+    assert any(re.fullmatch(r"Fetching older history: ([\d,]+ messages? so far, )?1 room left\.", text) for text in seen), seen
+    assert dashboard.api("/api/state")["history"]["fetched"] == count - 50, dashboard.api("/api/state")["history"]
+
+    # The pane, loaded before the older history came, reads on into it.
+    wait(driver, lambda: visible(driver, '[data-older-for="primary"]') or not visible(driver, '[data-start-for="primary"]'),
+         message="the pane offers the older messages that came")
+
+    # The chat reads back to its first message with "Show older", as Element scrolls back.
+    click_selector(driver, "#chats [data-chat]")
+    wait(driver, lambda: visible(driver, "#chat-older"), message="the chat opened with older messages to show")
+    for _ in range(count // 50 + 2):
+        if visible(driver, "#chat-start"):
+            break
+        click_selector(driver, "#chat-older")
+        wait(driver, lambda: not driver.execute_script("return document.querySelector('#chat-older').getAttribute('aria-busy')"), message="page loaded")
+    wait(driver, lambda: visible(driver, "#chat-start"), message="the oldest message reached")
+    shown = driver.execute_script("return [...document.querySelectorAll('#chat-messages .message .text')].map(e => e.textContent)")
+    assert shown == [f"old message {number}" for number in range(1, count + 1)], (len(shown), shown[:3], shown[-3:])
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-history")
 
 
 if __name__ == "__main__":

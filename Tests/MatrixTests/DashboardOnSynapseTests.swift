@@ -93,7 +93,71 @@ struct DashboardOnSynapseTests {
         return (Array(texts), names)
     }
 
+    /// Each chat's texts as stored for alice, oldest first, by chat name.
+    static func storedByChat(at path: String) async throws -> [String: [String]] {
+        let store = try MessageStore(location: .file(path))
+        var byChat: [String: [String]] = [:]
+        for chat in try await store.chats(of: .primary) {
+            byChat[chat.name ?? String(chat.id)] = try await store.messages(of: .primary, chat: chat.id, limit: 1_000_000).messages.reversed().map(\.text)
+        }
+        await store.close()
+        return byChat
+    }
+
     // MARK: Scenarios
+
+    @Test func aWholeHistoryOfThreeRoomsIsFetchedOnceInOrderAndAKillInTheMiddleResumes() async throws {
+        let world = try await World.make()
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        var rooms = ["Lunch": world.room]
+        for name in ["Trips", "Books"] {
+            let room = try await world.bob.createRoom(name: name, invite: [world.aliceID])
+            try await alice.join(room)
+            rooms[name] = room
+        }
+        let perRoom = 1_500
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for room in rooms.values {
+                group.addTask { _ = try await world.bob.sendMany(room, count: perRoom, prefix: "message") }
+            }
+            try await group.waitForAll()
+        }
+        let expected = (1...perRoom).map { "message \($0)" }
+        // The first sync brings the newest 50 of each room; the rest is older history.
+        let older = Int64(rooms.count * (perRoom - 50))
+
+        let first = try await world.dashboard()
+        let midway = try await first.state(until: { ($0[path: "history", "fetched"] as? Int64 ?? 0) >= 1_000 }, rounds: 400)
+        _ = await first.kill()
+        let fetchedBeforeKill = try #require(midway[path: "history", "fetched"] as? Int64)
+        #expect(fetchedBeforeKill < older, "killed while history was being fetched")
+        #expect(midway[path: "history", "complete"] as? Bool == false)
+
+        let second = try await world.dashboard(password: nil)
+        let done = try await second.state(until: { $0[path: "history", "complete"] as? Bool == true }, rounds: 400)
+        #expect(done[path: "history", "fetched"] as? Int64 == older, "every older message stored once, across the kill")
+        #expect(done[path: "history", "roomsPending"] as? Int == 0)
+        // "Show older" reaches each room's first message: the chat's pages, as the page reads them.
+        let chats = try await second.json("/api/chats?account=primary")["chats"] as? [[String: Any]] ?? []
+        for chat in chats {
+            var texts: [String] = []
+            var before: Int64?
+            repeat {
+                let page = try await second.json("/api/messages?account=primary&chat=\(chat["id"] as? Int64 ?? 0)&limit=500"
+                                                 + (before.map { "&before=\($0)" } ?? ""))
+                // Newest first, as each page comes.
+                texts = ((page["messages"] as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }.reversed() + texts
+                before = page["nextBefore"] as? Int64
+            } while before != nil
+            #expect(texts == expected, "\(chat["name"] ?? "?"): \(texts.count) messages, in order")
+        }
+        _ = await second.stop()
+        let stored = try await Self.storedByChat(at: world.storePath)
+        #expect(Set(stored.keys) == Set(rooms.keys))
+        for (name, texts) in stored {
+            #expect(texts == expected, "\(name): every message once, in order (\(texts.count) stored)")
+        }
+    }
 
     @Test func historyArrivesSilentlyThenBobsMessageNotifiesLive() async throws {
         let world = try await World.make()

@@ -171,4 +171,14 @@ struct RateLimitWaitTests {
         #expect(RateLimitWait.duration(retryAfterHeader: nil, retryAfterMs: nil, nowSeconds: 0) == nil)
         #expect(RateLimitWait.duration(retryAfterHeader: "soon", retryAfterMs: 900, nowSeconds: 0) == .milliseconds(900))
     }
+
+    @Test func olderHistoryGoesOnAtEachEndAndStopsWhereTheRoomBeginsOrAPageNamesItsOwnStart() throws {
+        let position = HistoryPosition(chatId: 1, upstreamChat: "!r", token: "t10")
+        func page(_ json: String) throws -> MessagesPage { try JSONDecoder().decode(MessagesPage.self, from: Data(json.utf8)) }
+        #expect(MatrixUpstream.nextPosition(after: try page(#"{"chunk": [], "start": "t10", "end": "t5"}"#), from: position)?.token == "t5",
+                "an empty page with an end goes on: events hidden by history visibility")
+        #expect(MatrixUpstream.nextPosition(after: try page(#"{"chunk": [], "start": "t10"}"#), from: position) == nil, "no end: the beginning")
+        #expect(MatrixUpstream.nextPosition(after: try page(#"{"chunk": [], "start": "t10", "end": "t10"}"#), from: position) == nil,
+                "an end where it began would ask for the same page forever")
+    }
 }

@@ -14,6 +14,9 @@ struct EventIdentityTests {
         path = folder.path + "/store.sqlite"
     }
 
+    /// Live messages known by event id are numbered from here up (older history goes below).
+    private let n = Migrations.firstEventMessageID - 1
+
     private func events(_ ids: [String], chat: Int64 = 9, name: String? = nil) -> [IncomingMessage] {
         ids.map { IncomingMessage(id: 0, chatId: chat, sender: "@bob:test", text: "text of \($0)", sentAt: now, eventId: $0, chatName: name) }
     }
@@ -21,12 +24,12 @@ struct EventIdentityTests {
     @Test func eachEventIsStoredOnceAndNumberedInTheOrderItCame() async throws {
         let store = try MessageStore(location: .file(path))
         let first = try await store.apply(events(["$a", "$b", "$a"]), to: .primary, receivedAt: now, cursor: "s1")
-        #expect(first.map(\.id) == [1, 2])
+        #expect(first.map(\.id) == [n + 1, n + 2])
         #expect(first.map(\.text) == ["text of $a", "text of $b"])
         let second = try await store.apply(events(["$b", "$c", "$d"]), to: .primary, receivedAt: now, cursor: "s2")
-        #expect(second.map(\.id) == [3, 4], "$b was stored already; the new ones follow the newest id")
-        #expect(try await store.allIDs(.primary) == [1, 2, 3, 4])
-        #expect(await store.newestID(for: .primary) == 4)
+        #expect(second.map(\.id) == [n + 3, n + 4], "$b was stored already; the new ones follow the newest id")
+        #expect(try await store.allIDs(.primary) == [n + 1, n + 2, n + 3, n + 4])
+        #expect(await store.newestID(for: .primary) == n + 4)
         #expect(await store.cursor(for: .primary) == "s2")
         #expect(try await store.scannedUsage() == (await store.storageUsage()).usedBytes)
     }
@@ -39,7 +42,7 @@ struct EventIdentityTests {
         }
         let reopened = try MessageStore(location: .file(path))
         let fresh = try await reopened.apply(events(["$c", "$d"]), to: .primary, receivedAt: now, cursor: "s2")
-        #expect(fresh.map(\.id) == [4], "a freed id is never given again, and $c is still known")
+        #expect(fresh.map(\.id) == [n + 4], "a freed id is never given again, and $c is still known")
     }
 
     @Test func aChatKeepsTheNameTheUpstreamGaveLast() async throws {
@@ -59,7 +62,7 @@ struct EventIdentityTests {
         let fresh = try await store.apply(events(["$a", "$b"]), to: .primary, receivedAt: now, cursor: "s2")
         #expect(fresh.isEmpty)
         #expect(await store.cursor(for: .primary) == "s2")
-        #expect(await store.newestID(for: .primary) == 2)
+        #expect(await store.newestID(for: .primary) == n + 2)
     }
 
     @Test func credentialsAreKeptAcrossAReopenAndCanBeForgotten() async throws {

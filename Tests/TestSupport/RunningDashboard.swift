@@ -114,6 +114,12 @@ public final class RunningDashboard: Sendable {
         if process.isRunning { process.signal(SIGKILL) }
     }
 
+    /// Kills it with SIGKILL (nothing of it runs to an end) and returns how it exited.
+    public func kill() async -> ChildProcess.Exit {
+        process.signal(SIGKILL)
+        return await process.waitForExit()
+    }
+
     /// Stops it with SIGTERM and returns how it exited.
     public func stop() async -> ChildProcess.Exit {
         process.signal(SIGTERM)

@@ -161,3 +161,23 @@ struct ErrorBody: Encodable, Sendable {
         }
     }
 }
+
+/// `history` in `/api/state` and the `history` event (CONTRACT section 10): how far fetching the
+/// account's older history is.
+struct HistoryBody: Encodable, Sendable {
+    var account: String
+    var complete: Bool
+    var roomsPending: Int
+    var fetched: Int64
+    /// In the event: the chat a page of older messages was just stored for.
+    var chatId: Int64?
+
+    /// `known`: false before an upstream that has older history said where it starts (not complete then).
+    init(account: AccountRole, progress: HistoryProgress, chatId: Int64? = nil, known: Bool = true) {
+        self.account = account.description
+        complete = known && progress.complete
+        roomsPending = progress.roomsPending
+        fetched = progress.fetched
+        self.chatId = chatId
+    }
+}

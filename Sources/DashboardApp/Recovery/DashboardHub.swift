@@ -31,6 +31,8 @@ struct DashboardHub: Sendable {
             for message in removed {
                 await feed.publish("message.removed", MessageRemovedBody(account: account.description, chatId: message.chatId, id: message.id))
             }
+        case let .history(account, progress, grew):
+            await feed.publish("history", HistoryBody(account: account, progress: progress, chatId: grew))
         case let .accountLinked(userId, firstSync):
             await feed.publish("account.linked", AccountLinkedBody(userId: userId, firstSync: firstSync))
         case .accountUnlinked(let userId):

@@ -47,6 +47,7 @@ struct StateRoutes {
             messages[role.description] = MessagePageBody(try await store.messages(of: role, limit: Self.snapshotMessages)).messages
         }
         let usage = await store.storageUsage()
+        let history = try await store.historyProgress(of: .primary)
         let running = await services.registry.runningAttempts()
         return StateSnapshot(
             epoch: services.feed.epoch,
@@ -56,7 +57,10 @@ struct StateRoutes {
             storage: StorageBody(usage),
             errors: await services.registry.openErrors().map { ErrorBody($0, running: running[$0.id]) },
             recentProblems: await services.registry.recentProblems().map(ProblemRecordBody.init),
-            messages: messages
+            messages: messages,
+            history: HistoryBody(account: .primary, progress: history ?? HistoryProgress(),
+                                 // An upstream with older history has not said where it starts before its first sync.
+                                 known: history != nil || services.history == nil)
         )
     }
 }
@@ -98,6 +102,8 @@ struct StateSnapshot: Encodable, Sendable {
     var errors: [ErrorBody]
     var recentProblems: [ProblemRecordBody]
     var messages: [String: [MessagePageBody.Message]]
+    /// How far fetching older history is (complete, and nothing fetched, for an upstream without it).
+    var history: HistoryBody
 }
 
 /// An entry of the "Recent problems" list: an error, open or resolved, and its attempts.

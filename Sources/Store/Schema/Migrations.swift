@@ -157,7 +157,35 @@ enum Migrations {
             INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', old.id * 2 + old.account, old.text);
         END;
         """,
+        // 12: whole history. Each chat's older history is fetched backwards from a position of the
+        // upstream's, kept here until the chat's first message is reached (position NULL), so a
+        // restart resumes. Messages known by event id are numbered from 2^40 up as they come live
+        // and from below the lowest down as older history comes, so a chat reads in order by id;
+        // those stored before are moved up (and indexed again under their new ids).
+        """
+        CREATE TABLE chat_history (
+            account       INTEGER NOT NULL,
+            chat_id       INTEGER NOT NULL,
+            upstream_chat TEXT NOT NULL,
+            position      TEXT,
+            fetched       INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (account, chat_id)
+        ) WITHOUT ROWID;
+        INSERT INTO message_search (message_search, rowid, text)
+            SELECT 'delete', id * 2 + account, text FROM messages WHERE event_id IS NOT NULL AND id < 1099511627776 AND kind <> 'encrypted';
+        UPDATE chats SET last_message_id = last_message_id + 1099511627776 WHERE last_message_id < 1099511627776
+            AND EXISTS (SELECT 1 FROM messages m WHERE m.account = chats.account AND m.id = chats.last_message_id AND m.event_id IS NOT NULL);
+        UPDATE cursors SET newest_id = newest_id + 1099511627776 WHERE newest_id < 1099511627776
+            AND EXISTS (SELECT 1 FROM messages m WHERE m.account = cursors.account AND m.event_id IS NOT NULL);
+        UPDATE messages SET id = id + 1099511627776 WHERE event_id IS NOT NULL AND id < 1099511627776;
+        INSERT INTO message_search (rowid, text)
+            SELECT id * 2 + account, text FROM messages WHERE event_id IS NOT NULL AND kind <> 'encrypted';
+        """,
     ]
+
+    /// The first number of a message known by event id that came live; older history is numbered
+    /// below it (CONTRACT section 10: "Show older" reaches a room's first message).
+    static let firstEventMessageID: Int64 = 1 << 40
 
     /// Work a step does after its SQL, in its transaction, with lines for the log.
     private static func finishStep(_ version: Int, _ connection: SQLiteConnection, progress: (String) -> Void) throws {

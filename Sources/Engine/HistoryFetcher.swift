@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import Store
+import Upstream
+
+/// What the history fetcher needs of the local copy (`MessageStore` is it).
+public protocol HistoryStore: Sendable {
+    func pendingHistory(of account: AccountRole) async throws(StoreError) -> [HistoryStart]
+    func historyProgress(of account: AccountRole) async throws(StoreError) -> HistoryProgress?
+    func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
+                    next: String?) async throws(StoreError) -> AppliedBatch
+}
+
+extension MessageStore: HistoryStore {}
+
+/// Fetches each chat's older history into the copy in the background (CONTRACT section 10), beside
+/// the engine's sync and never in its way: its own requests, one page at a time, while syncing is
+/// live, with the engine's session. What to do next is `HistoryPolicy`'s; this actor performs it.
+///
+/// Where each chat's history starts is kept by the store with the sync batch that first saw the
+/// chat, and every page moves it in the page's own transaction, so a restart (a kill included)
+/// resumes at the page after the last one stored, and nothing is stored twice.
+public actor HistoryFetcher {
+    private let store: any HistoryStore
+    private let upstream: any OlderHistory
+    private let account: AccountRole
+    /// The engine's token while syncing is live, else nil.
+    private let liveSession: @Sendable () async -> String?
+    private let environment: EngineEnvironment
+    private let emit: @Sendable (EngineEvent) -> Void
+    private var policy: HistoryPolicy
+    private var random: any RandomNumberGenerator & Sendable
+    private var announced: HistoryProgress?
+    private var skippedLogged = false
+    private let log = Logger("history")
+
+    public init(store: any HistoryStore, upstream: any OlderHistory, account: AccountRole = .primary, policy: HistoryPolicy = HistoryPolicy(),
+                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () async -> String?,
+                emit: @escaping @Sendable (EngineEvent) -> Void) {
+        self.store = store
+        self.upstream = upstream
+        self.account = account
+        self.policy = policy
+        self.environment = environment
+        self.random = environment.random
+        self.liveSession = liveSession
+        self.emit = emit
+    }
+
+    /// How far it is, as last told (nil: this account has no history to fetch).
+    public func progress() -> HistoryProgress? { announced }
+
+    /// Runs until the task is cancelled.
+    public func run() async {
+        await announce()
+        while !Task.isCancelled {
+            let action = await nextAction()
+            switch action {
+            case .fetch(let start):
+                if let wait = await fetch(start) { await pause(wait) }
+            case .wait(let duration, let reason):
+                await pause(.wait(duration, reason))
+            }
+        }
+    }
+
+    private func nextAction() async -> HistoryPolicy.Action {
+        let token = await liveSession()
+        let pending: [HistoryStart]
+        do {
+            pending = token == nil ? [] : try await store.pendingHistory(of: account)
+        } catch {
+            log.warning("cannot read where history stands: \(error)")
+            return policy.storageFull()
+        }
+        // Chats to fetch came (the first sync, a room joined): the page hears so before the first page.
+        if !pending.isEmpty, announced?.complete ?? true { await announce() }
+        return policy.next(live: token != nil, pending: pending)
+    }
+
+    /// Fetches and stores the page before `start`; what to wait for after a failure, if any.
+    private func fetch(_ start: HistoryStart) async -> HistoryPolicy.Action? {
+        guard let token = await liveSession() else { return nil }
+        let position = HistoryPosition(chatId: start.chatId, upstreamChat: start.upstreamChat, token: start.position)
+        let page: OlderHistoryPage
+        do {
+            page = try await upstream.olderHistory(token: token, before: position)
+        } catch {
+            if error != .cancelled { log.info("history of \(start.upstreamChat): \(error)") }
+            return policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+        }
+        if page.skipped > 0, !skippedLogged {
+            skippedLogged = true
+            log.info("history: \(page.skipped) event(s) of \(start.upstreamChat) are no messages (state, reactions, ...); such events are skipped quietly from now on")
+        }
+        let applied: AppliedBatch
+        do {
+            applied = try await store.applyOlder(page.messages.map(SyncEngine.incoming), to: account, chat: start.chatId,
+                                                 receivedAt: Timestamp.string(environment.now()), next: page.next?.token)
+        } catch {
+            if case .outOfSpace = error { return policy.storageFull() }
+            log.warning("cannot store history of \(start.upstreamChat): \(error)")
+            return policy.storageFull()
+        }
+        policy.stored()
+        if !applied.changed.isEmpty || !applied.removed.isEmpty {
+            emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
+        }
+        if page.next == nil { log.info("history of \(start.upstreamChat) is complete") }
+        await announce(grew: applied.fresh.isEmpty ? nil : start.chatId)
+        return nil
+    }
+
+    /// Tells the page how far it is, when that changed.
+    private func announce(grew chatID: Int64? = nil) async {
+        guard let progress = try? await store.historyProgress(of: account), progress != announced else { return }
+        announced = progress
+        emit(.history(account: account, progress: progress, grew: chatID))
+    }
+
+    private func pause(_ action: HistoryPolicy.Action) async {
+        guard case .wait(let duration, _) = action, duration > .zero else { return }
+        try? await environment.clock.sleep(for: duration)
+    }
+}

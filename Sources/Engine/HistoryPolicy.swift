@@ -1,0 +1,84 @@
+import Store
+import Upstream
+
+/// The decisions of fetching older history (CONTRACT section 10), as a plain value: what the
+/// fetcher learnt goes in, what it does next comes out. No clock, task or socket, so every rule is
+/// tested on its own; `HistoryFetcher` performs the actions.
+///
+/// - One page at a time, the most recently active chat first, a chat to its beginning before the
+///   next: the chat a person opens first is whole first.
+/// - Only while syncing is live: a stop, an outage or a pause for space stops it too (the engine
+///   has the session; the fetcher never signs in by itself).
+/// - A 429 waits what it asks (at least `minimumRateLimitWait`); other failures back off with
+///   full jitter and do not count against the connection (live sync reports those).
+/// - A page that does not fit into the storage pauses history until storage changes; live
+///   messages go first.
+public struct HistoryPolicy: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
+        /// Fetch the page before this position.
+        case fetch(HistoryStart)
+        /// Wait this long, then ask again (`reason` for the log and the page).
+        case wait(Duration, HistoryPause)
+    }
+
+    public var backoff: Backoff
+    /// How often to look again while syncing is not live or nothing is pending (new rooms come
+    /// with syncs).
+    public var idleWait: Duration
+    public var minimumRateLimitWait: Duration
+    public var fullStorageWait: Duration
+    /// Failures in a row since the last page stored.
+    public private(set) var failures = 0
+
+    public init(backoff: Backoff = Backoff(base: .seconds(1), cap: .seconds(60)), idleWait: Duration = .seconds(2),
+                minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30)) {
+        self.backoff = backoff
+        self.idleWait = idleWait
+        self.minimumRateLimitWait = minimumRateLimitWait
+        self.fullStorageWait = fullStorageWait
+    }
+
+    /// What to do when ready for the next page: `live` is whether syncing is live now, `pending`
+    /// the chats still to fetch, most recently active first.
+    public func next(live: Bool, pending: [HistoryStart]) -> Action {
+        guard live else { return .wait(idleWait, .notSyncing) }
+        guard let first = pending.first else { return .wait(idleWait, .nothingPending) }
+        return .fetch(first)
+    }
+
+    /// A page was stored: failures are over.
+    public mutating func stored() {
+        failures = 0
+    }
+
+    /// The page could not be fetched; `jitter` is a draw in 0...1 for the backoff.
+    public mutating func failed(_ error: UpstreamError, jitter: Double) -> Action {
+        failures += 1
+        switch error {
+        case .rateLimited(let asked):
+            return .wait(max(asked ?? backoff.ceiling(afterFailure: failures), minimumRateLimitWait), .rateLimited)
+        case .unauthorized:
+            // The engine's own sync hears the same and signs in again (or asks the person).
+            return .wait(idleWait, .notSyncing)
+        case .cancelled:
+            return .wait(.zero, .failed)
+        default:
+            let ceiling = backoff.ceiling(afterFailure: failures)
+            return .wait(ceiling * min(max(jitter, 0), 1), .failed)
+        }
+    }
+
+    /// The page does not fit into the storage.
+    public func storageFull() -> Action {
+        .wait(fullStorageWait, .storageFull)
+    }
+}
+
+/// Why history fetching waits.
+public enum HistoryPause: String, Sendable, Equatable {
+    case notSyncing
+    case nothingPending
+    case rateLimited
+    case failed
+    case storageFull
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Whole history through a real Synapse, side by side in one run (CONTRACT section 10): rooms of
+/// messages sent before the dashboard's first start, then
+///
+/// - the time to a complete local copy (from the dashboard's start to `history.complete`), against
+///   a bare client that signs in, syncs once and pages every room's `/messages` back to its
+///   beginning with the same page size and filter, parsing each answer and keeping nothing (what
+///   the homeserver itself needs; the faster of a run before and one after the dashboard's);
+/// - a live message's trip to `/api/poll` while history is being fetched, against the same trip
+///   once it is complete (p50 and p99);
+/// - the ingest rate while fetching, messages/s.
+///
+/// The driver is Python, run by Synapse's own (`SynapseDriver`).
+enum MatrixHistoryBenchmark {
+    static func run(rooms: Int, perRoom: Int, python: String?) throws -> [ReportLine] {
+        let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
+        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
+            throw BenchError("no Synapse Python at \(interpreter): run .ci/run (it makes .build/synapse-venv) or pass --python PATH")
+        }
+        let script = NSTemporaryDirectory() + "lp-bench-matrix-history-\(getpid()).py"
+        try driver.write(toFile: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        print("matrix-history: \(rooms) rooms x \(perRoom) messages sent before the first start; the dashboard's copy vs a bare client paging /messages, same run")
+        let output = try runCommand(interpreter, [script, "--dashboard", try dashboardBinary(), "--rooms", String(rooms), "--per-room", String(perRoom)])
+        guard let last = output.split(separator: "\n").last,
+              let result = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Double] else {
+            throw BenchError("the driver printed no result")
+        }
+        let ours = result["ours_seconds"] ?? 0, bare = result["bare_seconds"] ?? 0
+        let busy50 = result["busy_p50"] ?? 0, busy99 = result["busy_p99"] ?? 0
+        let idle50 = result["idle_p50"] ?? 0, idle99 = result["idle_p99"] ?? 0
+        let rate = result["ingest_per_second"] ?? 0
+        print(String(format: "  filled Synapse in %.0f s (%.0f messages/s)", result["fill_seconds"] ?? 0, result["fill_rate"] ?? 0))
+        print(String(format: "  complete copy: dashboard %.1f s, bare client %.1f s (runs: %.1f s, %.1f s), ratio %.2f (goal <= 1.2)",
+                     ours, bare, result["bare_first"] ?? 0, result["bare_second"] ?? 0, ours / bare))
+        print(String(format: "  ingest while fetching: %.0f messages/s", rate))
+        print(String(format: "  live message to /api/poll: p50 %.1f ms while fetching, %.1f ms idle; p99 %.1f ms while fetching, %.1f ms idle, ratio %.2f (goal <= 1.2)",
+                     busy50, idle50, busy99, idle99, busy99 / idle99))
+        return [
+            ReportLine(name: "Matrix whole history, time to a complete copy", ours: String(format: "%.1f s", ours), peer: String(format: "%.1f s", bare),
+                       ratio: ours / bare, goal: "<= 1.2", met: ours / bare <= 1.2),
+            ReportLine(name: "Matrix live message while fetching history, p99", ours: String(format: "%.1f ms", busy99),
+                       peer: String(format: "%.1f ms idle", idle99), ratio: busy99 / idle99, goal: "<= 1.2", met: busy99 / idle99 <= 1.2),
+        ]
+    }
+
+    private static var driver: String { [SynapseDriver.prelude, arguments, script].joined(separator: "\n") }
+
+    private static let arguments = #"""
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dashboard", required=True)
+        parser.add_argument("--rooms", type=int, default=20)
+        parser.add_argument("--per-room", type=int, default=2500)
+        parser.add_argument("--live", type=int, default=60, help="live messages timed in each phase")
+        args = parser.parse_args()
+        PAGE = 250  # the dashboard's page of older history (MatrixUpstream.historyPageSize)
+        FILTER = urllib.parse.quote(json.dumps({"lazy_load_members": True}))
+        """#
+
+    private static let script = #"""
+        def percentile(values, fraction):
+            ordered = sorted(values)
+            return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+        def fill(rooms, bob):
+            # Each room from its own thread and connection, as many clients send at once.
+            def send_all(room):
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                for number in range(1, args.per_room + 1):
+                    connection.request("PUT", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/f{number}",
+                                       body=json.dumps({"msgtype": "m.text", "body": f"old message {number} of {room}"}),
+                                       headers={"Authorization": f"Bearer {bob}", "Content-Type": "application/json"})
+                    response = connection.getresponse()
+                    response.read()
+                    if response.status != 200:
+                        raise RuntimeError(f"send: {response.status}")
+            threads = [threading.Thread(target=send_all, args=(room,)) for room in rooms]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+        def bare_client(device):
+            # What the homeserver itself needs: one sync, then every room paged back to its start.
+            started = time.perf_counter()
+            token = login("alice", device)
+            timeline = urllib.parse.quote(json.dumps({"room": {"timeline": {"limit": 50}}}))
+            sync = call(port, "GET", f"/_matrix/client/v3/sync?timeout=0&filter={timeline}", token=token)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            events = 0
+            for room, joined in sync["rooms"]["join"].items():
+                position = joined["timeline"].get("prev_batch")
+                while position:
+                    connection.request("GET", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/messages?dir=b&limit={PAGE}"
+                                       f"&from={urllib.parse.quote(position)}&filter={FILTER}", headers={"Authorization": f"Bearer {token}"})
+                    page = json.loads(connection.getresponse().read())
+                    events += len(page.get("chunk", []))
+                    end = page.get("end")
+                    position = end if end and end != position else None
+            return time.perf_counter() - started, events
+
+        try:
+            start_synapse()
+            bob, alice = login("bob", "BENCHBOB"), login("alice", "BENCHALICE")
+            rooms = []
+            for index in range(args.rooms):
+                room = call(port, "POST", "/_matrix/client/v3/createRoom", {"name": f"Room {index + 1}", "invite": ["@alice:localhost"]}, token=bob)["room_id"]
+                call(port, "POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=alice)
+                rooms.append(room)
+            started = time.perf_counter()
+            fill(rooms, bob)
+            fill_seconds = time.perf_counter() - started
+            print(f"filled {args.rooms * args.per_room} messages in {fill_seconds:.0f} s", file=sys.stderr)
+
+            bare_first, events = bare_client("BARE1")
+            print(f"bare client: {events} events in {bare_first:.1f} s", file=sys.stderr)
+
+            environment = dict(os.environ, LP_MATRIX_PASSWORD="alice-password")
+            launched = time.perf_counter()
+            dashboard = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/store.sqlite", "--always-on", "--log-level", "warning",
+                                          "--upstream", f"matrix+http://127.0.0.1:{port}", "--matrix-user", "@alice:localhost"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment, text=True)
+            processes.append(dashboard)
+            line = dashboard.stdout.readline()
+            url = urllib.parse.urlparse(line.split()[-1])
+            dashboard_port, dashboard_token = url.port, urllib.parse.parse_qs(url.query)["token"][0]
+
+            arrivals, lock = {}, threading.Lock()
+            stop = threading.Event()
+            def dashboard_poll():
+                seq = call(dashboard_port, "GET", "/api/state", token=dashboard_token)["seq"]
+                connection = http.client.HTTPConnection("127.0.0.1", dashboard_port, timeout=60)
+                while not stop.is_set():
+                    connection.request("GET", f"/api/poll?since={seq}&timeout=25&visible=1", headers={"Authorization": f"Bearer {dashboard_token}"})
+                    answer = json.loads(connection.getresponse().read())
+                    seq = answer["seq"]
+                    for event in answer.get("events", []):
+                        if event["type"] == "messages":
+                            for message in event["data"]["messages"]:
+                                with lock:
+                                    if message["text"] in arrivals:
+                                        arrivals[message["text"]].setdefault("at", time.perf_counter())
+                                        arrivals[message["text"]]["event"].set()
+
+            def quietly():
+                try:
+                    dashboard_poll()
+                except Exception as failure:
+                    if not stop.is_set():
+                        print(f"poll failed: {failure!r}", file=sys.stderr)
+
+            for _ in range(600):
+                state = call(dashboard_port, "GET", "/api/state", token=dashboard_token)
+                if state["connection"]["state"] == "live":
+                    break
+                time.sleep(0.02)
+            threading.Thread(target=quietly, daemon=True).start()
+            time.sleep(0.2)
+
+            sender = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            def trip(label):
+                text = f"live {label}"
+                with lock:
+                    arrivals[text] = {"event": threading.Event()}
+                sender.request("PUT", f"/_matrix/client/v3/rooms/{urllib.parse.quote(rooms[0])}/send/m.room.message/{label}",
+                               body=json.dumps({"msgtype": "m.text", "body": text}),
+                               headers={"Authorization": f"Bearer {bob}", "Content-Type": "application/json"})
+                sent = time.perf_counter()
+                sender.getresponse().read()
+                if not arrivals[text]["event"].wait(30):
+                    raise RuntimeError(f"{text} did not arrive within 30 s")
+                return (arrivals[text]["at"] - sent) * 1000
+
+            busy, complete_at, fetched = [], None, 0
+            expected = args.rooms * (args.per_room - 50)
+            while complete_at is None:
+                history = call(dashboard_port, "GET", "/api/state", token=dashboard_token)["history"]
+                if history["complete"] and history["fetched"] >= expected:
+                    complete_at, fetched = time.perf_counter(), history["fetched"]
+                    break
+                if len(busy) < args.live:
+                    busy.append(trip(f"busy{len(busy)}"))
+                time.sleep(0.05)
+            ours_seconds = complete_at - launched
+            print(f"dashboard: {fetched} older messages in {ours_seconds:.1f} s; {len(busy)} live trips while fetching", file=sys.stderr)
+            idle = []
+            for index in range(max(len(busy), 10)):
+                time.sleep(0.05)
+                idle.append(trip(f"idle{index}"))
+            stop.set()
+            bare_second, _ = bare_client("BARE2")
+            bare = min(bare_first, bare_second)
+            if len(busy) < 5:
+                print(f"only {len(busy)} live messages while fetching: history was done too soon for a p99", file=sys.stderr)
+            print(json.dumps({"ours_seconds": ours_seconds, "bare_seconds": bare, "bare_first": bare_first, "bare_second": bare_second,
+                              "fill_seconds": fill_seconds, "fill_rate": args.rooms * args.per_room / fill_seconds,
+                              "ingest_per_second": fetched / ours_seconds,
+                              "busy_p50": statistics.median(busy), "busy_p99": percentile(busy, 0.99),
+                              "idle_p50": statistics.median(idle), "idle_p99": percentile(idle, 0.99)}))
+        finally:
+            cleanup()
+        """#
+}

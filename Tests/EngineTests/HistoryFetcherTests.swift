@@ -1,0 +1,144 @@
+import Engine
+import Foundation
+import Store
+import Synchronization
+import TestSupport
+import Testing
+import Upstream
+
+/// One room's history in memory, served a page at a time backwards, with faults on request.
+private final class RoomHistory: OlderHistory {
+    private struct State {
+        var faults: [UpstreamError] = []
+        var calls: [String] = []
+        var tokens: [String] = []
+    }
+
+    let room = "!room"
+    let chatID: Int64 = 7
+    let count: Int
+    let pageSize: Int
+    private let state = Mutex(State())
+
+    init(count: Int, pageSize: Int) {
+        self.count = count
+        self.pageSize = pageSize
+    }
+
+    func failNext(with errors: UpstreamError...) { state.withLock { $0.faults += errors } }
+    var positionsAsked: [String] { state.withLock { $0.calls } }
+    var tokensUsed: [String] { state.withLock { $0.tokens } }
+
+    /// Message `n` (1 is the room's first).
+    func message(_ number: Int) -> UpstreamMessage {
+        UpstreamMessage(id: 0, chatId: chatID, sender: "@bob:test", text: "message \(number)",
+                        sentAt: "2026-11-29T12:00:00.000Z", eventId: "$\(number)")
+    }
+
+    /// Positions are "before N": the page holds the messages below N, newest first.
+    func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage {
+        let fault = state.withLock { state -> UpstreamError? in
+            state.calls.append(position.token)
+            state.tokens.append(token)
+            return state.faults.isEmpty ? nil : state.faults.removeFirst()
+        }
+        if let fault { throw fault }
+        let below = Int(position.token.dropFirst("before ".count))!
+        let low = max(1, below - pageSize)
+        let messages = (low..<below).reversed().map(message)
+        var next = position
+        next.token = "before \(low)"
+        return OlderHistoryPage(messages: messages, next: low == 1 ? nil : next)
+    }
+}
+
+/// The history fetcher performing `HistoryPolicy` against a real store, in virtual time.
+@Suite("History fetcher")
+struct HistoryFetcherTests {
+    let clock = ManualClock()
+    let store: MessageStore
+
+    init() throws {
+        store = try MessageStore(location: .memory)
+    }
+
+    /// The newest `live` messages came with the first sync, which said where the rest begins.
+    private func firstSync(_ room: RoomHistory, live: Int) async throws {
+        let newest = ((room.count - live + 1)...room.count).map { number -> IncomingMessage in
+            let message = room.message(number)
+            return IncomingMessage(id: 0, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+                                   eventId: message.eventId)
+        }
+        _ = try await store.applyBatch(newest, to: .primary, receivedAt: "now", cursor: "s1",
+                                       historyStarts: [HistoryStart(chatId: room.chatID, upstreamChat: room.room, position: "before \(room.count - live + 1)")])
+    }
+
+    private func texts() async throws -> [String] {
+        try await store.messages(of: .primary, chat: 7, limit: 10_000).messages.reversed().map(\.text)
+    }
+
+    /// Runs a fetcher until its progress says `complete`, giving the clock's sleeps what `waits` says.
+    private func runUntilComplete(_ room: RoomHistory, live: @escaping @Sendable () -> String? = { "token" },
+                                  onSleep: @escaping @Sendable (Duration?) -> Void = { _ in }) async throws -> [HistoryProgress] {
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let fetcher = HistoryFetcher(store: store, upstream: room, environment: EngineEnvironment(clock: clock),
+                                     liveSession: { live() }, emit: { sink.yield($0) })
+        let task = Task { await fetcher.run() }
+        defer { task.cancel() }
+        var seen: [HistoryProgress] = []
+        let watcher = Task { [clock] in
+            // Each sleep of the fetcher is a wait the policy decided; the test lets it pass.
+            while !Task.isCancelled {
+                await clock.waitForSleepers(1)
+                if Task.isCancelled { break }
+                let next = clock.nextDeadline
+                onSleep(next)
+                clock.advance(by: next ?? .zero)
+            }
+        }
+        defer { watcher.cancel() }
+        for await event in events {
+            if case .history(_, let progress, _) = event {
+                seen.append(progress)
+                if progress.complete { break }
+            }
+        }
+        return seen
+    }
+
+    @Test func aRoomIsFetchedBackToItsFirstMessageOnceAndInOrder() async throws {
+        let room = RoomHistory(count: 1_000, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let seen = try await runUntilComplete(room)
+        #expect(try await texts() == (1...1_000).map { "message \($0)" })
+        #expect(seen.last == HistoryProgress(roomsPending: 0, fetched: 950))
+        #expect(seen.map(\.fetched) == [0, 250, 500, 750, 950], "told after every page")
+        #expect(room.positionsAsked == ["before 951", "before 701", "before 451", "before 201"])
+        #expect(room.tokensUsed.allSatisfy { $0 == "token" }, "the engine's session")
+    }
+
+    @Test func failuresAndRateLimitsAreWaitedOutAndThePageIsAskedAgain() async throws {
+        let room = RoomHistory(count: 300, pageSize: 250)
+        try await firstSync(room, live: 50)
+        room.failNext(with: .rateLimited(retryAfter: .seconds(9)), .serverError(status: 502))
+        let waits = Mutex<[Duration?]>([])
+        _ = try await runUntilComplete(room, onSleep: { wait in waits.withLock { $0.append(wait) } })
+        #expect(try await texts() == (1...300).map { "message \($0)" })
+        #expect(room.positionsAsked.prefix(3) == ["before 251", "before 251", "before 251"], "the same page again")
+        #expect(waits.withLock { $0.first } == .seconds(9), "what the 429 asked")
+    }
+
+    @Test func nothingIsFetchedWhileSyncingIsNotLive() async throws {
+        let room = RoomHistory(count: 300, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let live = Mutex(false)
+        let sleeps = Mutex(0)
+        _ = try await runUntilComplete(room, live: { live.withLock { $0 } ? "token" : nil }, onSleep: { _ in
+            // Three looks while not live, then syncing goes live.
+            let count = sleeps.withLock { $0 += 1; return $0 }
+            if count == 3 { live.withLock { $0 = true } }
+            #expect(count > 3 || room.positionsAsked.isEmpty, "not a call before syncing is live")
+        })
+        #expect(try await texts().count == 300)
+    }
+}

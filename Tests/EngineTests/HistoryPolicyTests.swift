@@ -1,0 +1,42 @@
+import Engine
+import Store
+import Testing
+import Upstream
+
+/// `HistoryPolicy` as a value: what fetching older history does next, with no clock or socket.
+@Suite("History policy")
+struct HistoryPolicyTests {
+    let rooms = [HistoryStart(chatId: 2, upstreamChat: "!recent", position: "t2"), HistoryStart(chatId: 1, upstreamChat: "!older", position: "t1")]
+
+    @Test func itFetchesTheFirstPendingChatOnlyWhileSyncingIsLive() {
+        let policy = HistoryPolicy()
+        #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0]))
+        #expect(policy.next(live: false, pending: rooms) == .wait(policy.idleWait, .notSyncing))
+        #expect(policy.next(live: true, pending: []) == .wait(policy.idleWait, .nothingPending))
+    }
+
+    @Test func aRateLimitWaitsWhatItAsksAndAtLeastTheMinimum() {
+        var policy = HistoryPolicy()
+        #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), jitter: 0) == .wait(.seconds(7), .rateLimited))
+        #expect(policy.failed(.rateLimited(retryAfter: .milliseconds(10)), jitter: 0) == .wait(policy.minimumRateLimitWait, .rateLimited))
+        // Asked for nothing: the backoff's ceiling for the failures so far.
+        #expect(policy.failed(.rateLimited(retryAfter: nil), jitter: 0) == .wait(policy.backoff.ceiling(afterFailure: 3), .rateLimited))
+    }
+
+    @Test func otherFailuresBackOffWithFullJitterUntilAPageIsStored() {
+        var policy = HistoryPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)))
+        #expect(policy.failed(.serverError(status: 502), jitter: 1) == .wait(.seconds(1), .failed))
+        #expect(policy.failed(.timedOut, jitter: 1) == .wait(.seconds(2), .failed))
+        #expect(policy.failed(.unreachable("reset"), jitter: 0.5) == .wait(.seconds(2), .failed))
+        #expect(policy.failed(.unreachable("reset"), jitter: 1) == .wait(.seconds(8), .failed), "capped")
+        policy.stored()
+        #expect(policy.failures == 0)
+        #expect(policy.failed(.serverError(status: 500), jitter: 1) == .wait(.seconds(1), .failed))
+    }
+
+    @Test func aRefusedTokenWaitsForTheEngineToSignInAgainAndFullStorageWaitsLonger() {
+        var policy = HistoryPolicy()
+        #expect(policy.failed(.unauthorized, jitter: 1) == .wait(policy.idleWait, .notSyncing))
+        #expect(policy.storageFull() == .wait(policy.fullStorageWait, .storageFull))
+    }
+}
