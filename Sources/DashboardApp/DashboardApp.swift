@@ -34,7 +34,7 @@ public struct DashboardApp: HTTPResponder {
         let copy = LocalCopy(store: services.store, reader: services.reader)
         MessageRoutes(copy: copy).register(in: &router)
         SearchRoutes(copy: copy).register(in: &router)
-        ChatRoutes(copy: copy, feed: services.feed).register(in: &router)
+        ChatRoutes(copy: copy, feed: services.feed, engine: services.engine).register(in: &router)
         ExportRoutes(copy: copy).register(in: &router)
         let state = StateRoutes(services: services)
         state.register(in: &router)

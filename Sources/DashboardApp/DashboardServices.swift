@@ -47,12 +47,12 @@ public struct DashboardServices: Sendable {
             let usage = await store.storageUsage()
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })
-        let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter)
-        Task(executorPreference: loop) { await hub.run(events) }
         // Older history rides on the engine's session and tells the page through the same stream.
         let history = olderHistory.map { upstream in
             HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })
         }
+        let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter, history: history)
+        Task(executorPreference: loop) { await hub.run(events) }
         if let history { Task { await history.run() } }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.

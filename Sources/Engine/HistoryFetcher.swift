@@ -31,6 +31,8 @@ public actor HistoryFetcher {
     private var policy: HistoryPolicy
     private var random: any RandomNumberGenerator & Sendable
     private var announced: HistoryProgress?
+    /// The wait in progress, which `wake()` ends early.
+    private var sleeper: Task<Void, Never>?
     private var skippedLogged = false
     private let log = Logger("history")
 
@@ -49,6 +51,15 @@ public actor HistoryFetcher {
 
     /// How far it is, as last told (nil: this account has no history to fetch).
     public func progress() -> HistoryProgress? { announced }
+
+    /// Something it waits for may have happened (syncing went live, a sync saw new chats): a wait
+    /// for those ends now instead of at its next look. A wait a 429 or a backoff asked for is kept.
+    public func wake() {
+        guard let sleeper, waitingFor == .notSyncing || waitingFor == .nothingPending else { return }
+        sleeper.cancel()
+    }
+
+    private var waitingFor: HistoryPause?
 
     /// Runs until the task is cancelled.
     public func run() async {
@@ -119,7 +130,12 @@ public actor HistoryFetcher {
     }
 
     private func pause(_ action: HistoryPolicy.Action) async {
-        guard case .wait(let duration, _) = action, duration > .zero else { return }
-        try? await environment.clock.sleep(for: duration)
+        guard case .wait(let duration, let reason) = action, duration > .zero else { return }
+        let clock = environment.clock
+        let sleeper = Task<Void, Never> { try? await clock.sleep(for: duration) }
+        (self.sleeper, waitingFor) = (sleeper, reason)
+        // The run's own cancellation ends the wait too.
+        await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        (self.sleeper, waitingFor) = (nil, nil)
     }
 }

@@ -144,6 +144,18 @@ public actor SyncEngine {
 
     public func currentToken() -> String? { token }
 
+    /// Tells the upstream, when it keeps read markers, that `chatId` is read up to `eventId`, so
+    /// the account's other clients show it read too. A failure is logged and not retried: the
+    /// chat is read here either way, and the next read sends the marker again.
+    public func markReadUpstream(chatId: Int64, eventId: String) async {
+        guard let markers = upstream as? any ReadMarkers, let token else { return }
+        do {
+            try await markers.markRead(token: token, chatId: chatId, eventId: eventId)
+        } catch {
+            log.info("could not tell the upstream that chat \(chatId) was read: \(error)")
+        }
+    }
+
     /// The session's token while syncing is live, else nil: background work that rides on the
     /// engine's session (history) goes on only then.
     public func liveToken() -> String? { status.state == .live ? token : nil }
@@ -488,7 +500,7 @@ public actor SyncEngine {
                 }
                 outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
                                                      unread: deliveries.unreadCounting(for: account, declared: answer.delivery),
-                                                     historyStarts: starts)
+                                                     historyStarts: starts, readElsewhere: answer.readElsewhere[key] ?? [])
             } catch {
                 throw CycleFailure(error)
             }
@@ -496,6 +508,7 @@ public actor SyncEngine {
             if !outcome.changed.isEmpty || !outcome.removed.isEmpty {
                 emit(.messagesChanged(account: account, changed: outcome.changed, removed: outcome.removed))
             }
+            if !outcome.read.isEmpty { emit(.chatsRead(account: account, chatIds: outcome.read)) }
             counters.messagesStored[account.description, default: 0] += fresh.count
             // A batch committed for a cycle that went stale meanwhile (a stop, the grace ending, the
             // network going) is stored all the same, so every tab is told, silently: nobody asked

@@ -36,7 +36,7 @@ public protocol MatrixCredentialKeeper: Sendable {
 /// Each room's earlier history, from before the first sync, is read backwards through
 /// `OlderHistory` from where the room was first seen (its first `prev_batch`), by the engine's
 /// history fetcher; gaps and history walk `/messages` the same way (`page(of:from:to:limit:)`).
-public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
+public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, ReadMarkers {
     public let homeserver: URL
     public var location: String { "matrix+" + homeserver.absoluteString }
     public var features: UpstreamFeatures { UpstreamFeatures(kind: "matrix", linkedAccount: false, sellsStorage: false) }
@@ -65,6 +65,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
         var members = RoomMembers()
         /// A sync of this process had every room's whole state (the first sync of an empty store, or one with `full_state`).
         var knowsFullState = false
+        /// Each joined room by the number the copy knows it as, for calls about a chat.
+        var rooms: [Int64: String] = [:]
     }
 
     private let user: String
@@ -177,8 +179,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
         state.withLock { $0.knowsFullState = true }
         var messages: [UpstreamMessage] = []
         var historyStarts: [HistoryPosition] = []
+        var readElsewhere: [Int64] = []
         for (roomID, room) in (sync.rooms?.join ?? [:]).sorted(by: { $0.key < $1.key }) {
-            let name = state.withLock { $0.names.learn(roomID, from: room); return $0.names.name(of: roomID) }
+            let chatID = MatrixIdentity.number(for: roomID)
+            let name = state.withLock { $0.names.learn(roomID, from: room); $0.rooms[chatID] = roomID; return $0.names.name(of: roomID) }
+            // Read here or in another client: nothing in the room counts as unread for the account.
+            if room.unreadNotifications?.notificationCount == 0 { readElsewhere.append(chatID) }
             var events = room.timeline?.events ?? []
             // Older history goes back from the oldest event this answer holds of the room.
             var olderFrom = room.timeline?.prevBatch
@@ -187,7 +193,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
                 olderFrom = since
             }
             if let olderFrom {
-                historyStarts.append(HistoryPosition(chatId: MatrixIdentity.number(for: roomID), upstreamChat: roomID, token: olderFrom))
+                historyStarts.append(HistoryPosition(chatId: chatID, upstreamChat: roomID, token: olderFrom))
             }
             messages += state.withLock { state in
                 for event in room.state?.events ?? [] { state.members.learn(event, in: roomID) }
@@ -203,8 +209,25 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory {
         }
         let stream = String(MatrixIdentity.number(for: user))
         return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery,
-                              historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts])
+                              historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts],
+                              readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere])
     }
+
+    // MARK: ReadMarkers
+
+    /// Moves the account's fully-read marker and its private read receipt to `eventId`, as
+    /// Element does when a room is read, so every client of the account shows it read (a private
+    /// receipt: the others in the room are not told).
+    public func markRead(token: String, chatId: Int64, eventId: String) async throws(UpstreamError) {
+        guard let roomID = state.withLock({ $0.rooms[chatId] }) else {
+            throw .badResponse("chat \(chatId) is no room this process has synced")
+        }
+        let body = (try? JSONSerialization.data(withJSONObject: ["m.fully_read": eventId, "m.read.private": eventId])) ?? Data()
+        let _: EmptyAnswer = try await call("POST", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/read_markers", token: token, body: Array(body))
+    }
+
+    /// An answer whose content does not matter (`{}`).
+    private struct EmptyAnswer: Decodable {}
 
     // MARK: OlderHistory
 

@@ -12,6 +12,22 @@ struct SyncResponse: Decodable, Sendable {
         var timeline: Timeline?
         var state: Events?
         var summary: Summary?
+        /// What the account's notification counts say of the room: 0 when every message that
+        /// counts was read (here or in another client).
+        var unreadNotifications: UnreadNotifications?
+
+        enum CodingKeys: String, CodingKey {
+            case timeline, state, summary
+            case unreadNotifications = "unread_notifications"
+        }
+    }
+
+    struct UnreadNotifications: Decodable, Sendable {
+        var notificationCount: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case notificationCount = "notification_count"
+        }
     }
 
     struct Timeline: Decodable, Sendable {

@@ -90,11 +90,16 @@ public actor MessageStore {
     ///
     /// `historyStarts` are where each chat's older history begins (CONTRACT section 10), kept in the
     /// same transaction for the chats that have none yet, so a restart knows where to fetch it.
+    /// `readElsewhere` are chats the account read in another client: their unread counts go to 0
+    /// (``AppliedBatch/read`` says which had any).
     public func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
                            cursor: String?, unread: UnreadCounting = .none,
-                           historyStarts: [HistoryStart] = []) throws(StoreError) -> AppliedBatch {
-        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !historyStarts.isEmpty else { return AppliedBatch() }
-        return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts, older: nil)
+                           historyStarts: [HistoryStart] = [], readElsewhere: [Int64] = []) throws(StoreError) -> AppliedBatch {
+        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !historyStarts.isEmpty || !readElsewhere.isEmpty else {
+            return AppliedBatch()
+        }
+        return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts,
+                         readElsewhere: readElsewhere, older: nil)
     }
 
     /// A page of one chat's older history, `batch` newest first, each message older than every
@@ -104,7 +109,7 @@ public actor MessageStore {
     /// batch, in either order. A page that does not fit into the quota is not written.
     public func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
                            next: String?) throws(StoreError) -> AppliedBatch {
-        try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, historyStarts: [],
+        try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, historyStarts: [], readElsewhere: [],
                   older: OlderPage(chatID: chatID, next: next))
     }
 
@@ -135,7 +140,7 @@ public actor MessageStore {
     }
 
     private func write(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
-                       historyStarts: [HistoryStart], older: OlderPage?) throws(StoreError) -> AppliedBatch {
+                       historyStarts: [HistoryStart], readElsewhere: [Int64], older: OlderPage?) throws(StoreError) -> AppliedBatch {
         var addedBytes: Int64 = 0
         let outcome: AppliedBatch
         do {
@@ -237,6 +242,13 @@ public actor MessageStore {
                 // A batch of deletions and shorter edits frees space: it is never refused for space.
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
+                }
+                if !readElsewhere.isEmpty {
+                    let clear = try connection.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2 AND unread > 0")
+                    for chatID in readElsewhere {
+                        try clear.run(.integer(account.rawValue), .integer(chatID))
+                        if connection.changes == 1 { outcome.read.append(chatID) }
+                    }
                 }
                 let history = ChatHistoryWork(connection: connection, account: account)
                 try history.record(historyStarts)

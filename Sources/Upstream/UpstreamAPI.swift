@@ -39,6 +39,13 @@ public protocol OlderHistory: Sendable {
     func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage
 }
 
+/// An upstream that keeps where the account has read each chat (Matrix read markers), so that
+/// marking a chat read here shows it read in the account's other clients (CONTRACT section 10).
+public protocol ReadMarkers: Sendable {
+    /// `chatId` is read up to the message with `eventId`.
+    func markRead(token: String, chatId: Int64, eventId: String) async throws(UpstreamError)
+}
+
 /// A place in one chat's history, as its upstream names it.
 public struct HistoryPosition: Sendable, Equatable, Codable {
     /// The chat as the engine and the store number it.

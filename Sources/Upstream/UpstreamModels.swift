@@ -115,13 +115,17 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
     /// Per stream: where the older history of chats seen here begins, from an upstream that
     /// fetches it (`OlderHistory`); only a chat's first one counts.
     public var historyStarts: [String: [HistoryPosition]] = [:]
+    /// Per stream: chats the account has read elsewhere (another client), whose unread count is
+    /// cleared here.
+    public var readElsewhere: [String: [Int64]] = [:]
 
     public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil,
-                historyStarts: [String: [HistoryPosition]] = [:]) {
+                historyStarts: [String: [HistoryPosition]] = [:], readElsewhere: [String: [Int64]] = [:]) {
         self.messages = messages
         self.cursors = cursors
         self.delivery = delivery
         self.historyStarts = historyStarts
+        self.readElsewhere = readElsewhere
     }
 
     /// An answer of this project's protocol, whose cursor is the newest id of each stream.

@@ -134,8 +134,9 @@ final class GatedStore: EngineStore {
     }
 
     func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
-                    unread: UnreadCounting, historyStarts: [HistoryStart]) async throws(StoreError) -> AppliedBatch {
+                    unread: UnreadCounting, historyStarts: [HistoryStart], readElsewhere: [Int64]) async throws(StoreError) -> AppliedBatch {
         try await pass(.apply)
-        return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts)
+        return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts,
+                                          readElsewhere: readElsewhere)
     }
 }

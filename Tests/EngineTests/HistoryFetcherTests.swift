@@ -141,4 +141,31 @@ struct HistoryFetcherTests {
         })
         #expect(try await texts().count == 300)
     }
+
+    @Test func wakingEndsAWaitForSyncingAtOnceButNotTheWaitARateLimitAskedFor() async throws {
+        let room = RoomHistory(count: 300, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let live = Mutex(false)
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let fetcher = HistoryFetcher(store: store, upstream: room, environment: EngineEnvironment(clock: clock),
+                                     liveSession: { live.withLock { $0 } ? "token" : nil }, emit: { sink.yield($0) })
+        let task = Task { await fetcher.run() }
+        defer { task.cancel() }
+        await clock.waitForSleepers(1)
+        #expect(room.positionsAsked.isEmpty, "not live yet")
+        live.withLock { $0 = true }
+        room.failNext(with: .rateLimited(retryAfter: .seconds(30)))
+        await fetcher.wake()
+        await clock.waitForSleepers(1)
+        #expect(room.positionsAsked == ["before 251"], "asked at once, without the clock moving")
+        #expect(clock.nextDeadline == .seconds(30))
+        await fetcher.wake()
+        #expect(clock.nextDeadline == .seconds(30), "what the 429 asked is waited out")
+        clock.advance(by: .seconds(30))
+        for await event in events {
+            if case .history(_, let progress, _) = event, progress.complete { break }
+        }
+        #expect(room.positionsAsked == ["before 251", "before 251"])
+        #expect(try await texts() == (1...300).map { "message \($0)" })
+    }
 }

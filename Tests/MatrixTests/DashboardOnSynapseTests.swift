@@ -106,6 +106,51 @@ struct DashboardOnSynapseTests {
 
     // MARK: Scenarios
 
+    /// Reads `/api/chats` until the only chat's unread count is `count`, waiting on the feed between reads.
+    static func unread(_ dashboard: RunningDashboard, becomes count: Int) async throws -> [String: Any]? {
+        var seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
+        for _ in 0..<60 {
+            let chat = (try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]])?.first
+            if chat?["unread"] as? Int == count { return chat }
+            seq = try await dashboard.json("/api/poll?since=\(seq)&timeout=10&visible=1")["seq"] as? Int ?? seq
+        }
+        return nil
+    }
+
+    @Test func aChatReadElsewhereIsReadHereAndOneReadHereIsReadInTheAccountsOtherClients() async throws {
+        let world = try await World.make()
+        let dashboard = try await world.dashboard()
+        _ = try await dashboard.state { $0[path: "connection", "state"] as? String == "live" }
+        // Alice's phone: another login of the same account.
+        let phone = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        let room = MatrixTestClient.pathComponent(world.room)
+
+        let unread = try await world.bob.sendMany(world.room, count: 3, prefix: "while away")
+        #expect(try await Self.unread(dashboard, becomes: 3) != nil, "three live messages unread")
+        try await phone.call("POST", "/rooms/\(room)/read_markers", json: ["m.fully_read": unread[2], "m.read": unread[2]])
+        let readOnThePhone = try await Self.unread(dashboard, becomes: 0)
+        #expect(readOnThePhone != nil, "read on the phone, so read here")
+
+        let fresh = try await world.bob.sendMany(world.room, count: 2, prefix: "new")
+        let chat = try #require(try await Self.unread(dashboard, becomes: 2))
+        let since = try JSONSerialization.jsonObject(with: Data(try await phone.call("GET", "/sync", query: ["timeout": "0"]))) as? [String: Any]
+        var position = try #require(since?["next_batch"] as? String)
+        let answer = try await dashboard.post("/api/chats/\(chat["id"] as? Int64 ?? 0)/read?account=primary")
+        #expect(answer.status == 200)
+        // The phone hears of it through its own sync: the fully-read marker at the newest message.
+        var marker: String?
+        for _ in 0..<20 where marker == nil {
+            let sync = try JSONSerialization.jsonObject(with: Data(try await phone.call("GET", "/sync", query: ["since": position, "timeout": "10000"],
+                                                                                        timeout: .seconds(20)))) as? [String: Any] ?? [:]
+            position = sync["next_batch"] as? String ?? position
+            let joined = sync[path: "rooms", "join", world.room] as? [String: Any] ?? [:]
+            for event in joined[path: "account_data", "events"] as? [[String: Any]] ?? [] where event["type"] as? String == "m.fully_read" {
+                marker = event[path: "content", "event_id"] as? String
+            }
+        }
+        #expect(marker == fresh[1], "read here, so read on the phone")
+    }
+
     @Test func aWholeHistoryOfThreeRoomsIsFetchedOnceInOrderAndAKillInTheMiddleResumes() async throws {
         let world = try await World.make()
         let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)

@@ -34,6 +34,17 @@ struct ChatHistoryTests {
         #expect(try await chat(store, 1)?.messageCount == 10)
     }
 
+    @Test func aChatReadElsewhereIsReadInTheBatchThatSaysSoAndOnlyChatsThatHadUnreadAreTold() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2), to: .primary, receivedAt: now, cursor: "5", unread: .all)
+        _ = try await store.markRead(chat: 2, of: .primary)
+        let outcome = try await store.applyBatch(said(6...6, chat: 3), to: .primary, receivedAt: now, cursor: "6", unread: .all,
+                                                 readElsewhere: [1, 2, 99])
+        #expect(outcome.read == [1], "chat 2 was read already and 99 is unknown")
+        #expect(try await chat(store, 1)?.unread == 0)
+        #expect(try await chat(store, 3)?.unread == 1, "a chat not read elsewhere keeps its count")
+    }
+
     @Test func markingReadSetsTheCountBackToZeroForThatChatOnly() async throws {
         let store = try MessageStore(location: .file(path))
         _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2), to: .primary, receivedAt: now, cursor: "5", unread: .all)

@@ -8,6 +8,8 @@ struct DashboardHub: Sendable {
     let feed: EventFeed
     let registry: ErrorRegistry
     let attempter: EngineAttempter
+    /// Woken when syncing goes live or a batch is stored (it may have brought chats to fetch).
+    let history: HistoryFetcher?
 
     func run(_ events: AsyncStream<EngineEvent>) async {
         for await event in events {
@@ -19,7 +21,9 @@ struct DashboardHub: Sendable {
         switch event {
         case .connection(let status):
             await feed.publish("connection", status)
+            if status.state == .live { await history?.wake() }
         case let .messages(account, messages, delivery):
+            if delivery == .silent { await history?.wake() }
             let usage = await attempter.store.storageUsage()
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       caughtUp: delivery == .caughtUp)
@@ -30,6 +34,10 @@ struct DashboardHub: Sendable {
             }
             for message in removed {
                 await feed.publish("message.removed", MessageRemovedBody(account: account.description, chatId: message.chatId, id: message.id))
+            }
+        case let .chatsRead(account, chatIds):
+            for chat in chatIds {
+                await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: 0))
             }
         case let .history(account, progress, grew):
             await feed.publish("history", HistoryBody(account: account, progress: progress, chatId: grew))

@@ -1,12 +1,15 @@
+import Engine
 import Foundation
 import HTTPCore
 import Store
 
 /// `GET /api/chats?account=...` (newest activity first) and `POST /api/chats/{id}/read?account=...`
-/// (unread back to 0, announced to every open page as a `chat.read` event) (CONTRACT section 9).
+/// (unread back to 0, announced to every open page as a `chat.read` event) (CONTRACT section 9;
+/// a Matrix account's other clients are told through its read markers, section 10).
 struct ChatRoutes {
     let copy: LocalCopy
     let feed: EventFeed
+    let engine: SyncEngine
 
     func register(in router: inout Router) {
         router.add("GET", "/api/chats") { request, _, _ in
@@ -53,14 +56,18 @@ struct ChatRoutes {
             through = body.through
         }
         let summary: ChatSummary?
+        let readUpTo: String?
         do {
             guard try await copy.store.markRead(chat: chat, of: account, through: through) else {
                 return Problem(status: .notFound, detail: "The \(account) account has no chat \(chat).").response
             }
             summary = try await copy.store.chats(of: account).first { $0.id == chat }
+            readUpTo = try await copy.store.newestEventID(in: chat, of: account, through: through)
         } catch {
             return Problem.storageError("The chat cannot be marked read", writing: true).response
         }
+        // The answer does not wait for the homeserver: the chat is read here whatever it says.
+        if let readUpTo { Task { [engine] in await engine.markReadUpstream(chatId: chat, eventId: readUpTo) } }
         await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: summary?.unread ?? 0))
         return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
     }

@@ -92,6 +92,21 @@ extension MessageStore {
     }
 }
 
+extension MessageStore {
+    /// The event id of `chat`'s newest message (up to `messageID`, when given), for telling the
+    /// upstream where the chat was read; nil for a chat of messages without event ids.
+    public func newestEventID(in chat: Int64, of account: AccountRole, through messageID: Int64? = nil) throws(StoreError) -> String? {
+        do {
+            return try connectionForReading.scalarText("""
+                SELECT event_id FROM messages WHERE account = ?1 AND chat_id = ?2 AND id <= ?3 AND event_id IS NOT NULL
+                ORDER BY id DESC LIMIT 1
+                """, .integer(account.rawValue), .integer(chat), .integer(messageID ?? Int64.max))
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+}
+
 extension StoreReader {
     /// As ``MessageStore/chats(of:)``, without waiting behind the writer.
     public func chats(of account: AccountRole) throws(StoreError) -> [ChatSummary] {

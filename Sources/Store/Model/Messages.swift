@@ -96,11 +96,14 @@ public struct AppliedBatch: Sendable, Equatable {
     public var fresh: [StoredMessage]
     public var changed: [StoredMessage]
     public var removed: [RemovedMessage]
+    /// Chats read elsewhere whose unread count this batch put back to 0.
+    public var read: [Int64] = []
 
-    public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = []) {
+    public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = []) {
         self.fresh = fresh
         self.changed = changed
         self.removed = removed
+        self.read = read
     }
 }
 
