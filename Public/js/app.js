@@ -6,7 +6,8 @@
 
 import { getJSON, HttpError, loadSession, post, reasonFor, UnreadableAnswer } from "./api.js";
 import {
-  chatMarkedRead, chatMessageChanged, chatsChanged, chatsHeard, historyArrived, offerLinked, onUnreadChanged, refreshChats, renderHistoryProgress, wireChats,
+  chatChanged, chatMarkedRead, chatMessageChanged, chatRemoved, chatsChanged, chatsHeard, historyArrived, offerLinked, onUnreadChanged, refreshChats,
+  renderHistoryProgress, wireChats,
 } from "./chats.js";
 import { formatWhen } from "./dates.js";
 import { $, element, refreshTimes } from "./dom.js";
@@ -73,6 +74,13 @@ function applyEvents(events) {
         break;
       case "chat.read":
         chatMarkedRead(data.account, data.chatId, data.unread ?? 0);
+        break;
+      case "chat.changed":
+        chatChanged(data.account, data.chat);
+        break;
+      case "chat.removed":
+        lists[data.account]?.remove(data.ids ?? []);
+        chatRemoved(data.account, data.chatId);
         break;
       case "messages.removed":
         for (const account of ACCOUNTS) lists[account].remove(data[account] ?? []);

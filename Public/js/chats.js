@@ -2,7 +2,8 @@
 // live messages are unread; one chat's messages oldest at the top with a heading for each day,
 // scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines.
 
-import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
+import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from "./api.js";
+import { confirmOption } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
 import { editedMark, element, messageText, senderOf, setText, timeElement } from "./dom.js";
@@ -129,6 +130,44 @@ export function historyArrived(historyAccount, chatId) {
   if (historyAccount === account && refreshTimer === null) refreshTimer = setTimeout(refreshChats, REFRESH_MS);
 }
 
+/** A chat's membership changed (the account left it or came back): the list and the open chat follow. */
+export function chatChanged(changedAccount, chat) {
+  if (open && open.account === changedAccount && open.chatId === chat.id) renderArchived(chat);
+  if (changedAccount === account) refreshChats();
+}
+
+/** An archived chat was removed (here or in another window): it closes, and the list follows. */
+export function chatRemoved(removedAccount, chatId) {
+  if (open && open.account === removedAccount && open.chatId === chatId) $("#chat-view").close();
+  if (removedAccount === account) refreshChats();
+}
+
+/** The archive note of a chat the account left, with the way to remove it from this computer. */
+function renderArchived(chat) {
+  const archived = chat?.membership === "leave";
+  $("#chat-archived").hidden = !archived;
+  $("#chat-remove-error").hidden = true;
+  $("#chat-remove").onclick = archived ? () => removeChat(open.account, chat) : null;
+}
+
+async function removeChat(chatAccount, chat) {
+  const count = chat.messageCount;
+  const go = await confirmOption({
+    title: "Remove this chat",
+    confirm: `This deletes the ${count} stored ${count === 1 ? "message" : "messages"} of “${chatName(chat)}” from this computer. `
+      + "It cannot be undone; the homeserver keeps what it keeps.",
+  });
+  if (!go) return;
+  const note = $("#chat-remove-error");
+  try {
+    const answer = await withProgress($("#chat-remove"), () => remove(`/api/chats/${chat.id}?account=${chatAccount}`));
+    if (answer.status !== 204) throw new HttpError(answer.status, answer.body);
+  } catch (failure) {
+    setText(note, `The chat was not removed: ${reasonFor(failure)}`);
+    note.hidden = false;
+  }
+}
+
 /** Whether the linked account exists: its option is offered only then. */
 export function offerLinked(visible) {
   const select = $("#chats-account");
@@ -165,11 +204,13 @@ function renderChats() {
       attributes: {
         type: "button",
         "data-chat": String(chat.id),
-        "aria-label": [chatName(chat), chat.encrypted && "encrypted, cannot be read here", unread, when && `last message ${when}`]
+        "aria-label": [chatName(chat), chat.membership === "leave" && "left, kept as an archive", chat.encrypted && "encrypted, cannot be read here",
+          unread, when && `last message ${when}`]
           .filter(Boolean).join(", "),
       },
     }, [
       element("span", { className: "chat-name", text: chatName(chat) }),
+      ...(chat.membership === "leave" ? [element("span", { className: "badge archived-badge", text: "Left", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.encrypted ? [element("span", { className: "badge encrypted-badge", text: "Encrypted", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.unread > 0 ? [element("span", { className: "unread", text: String(chat.unread), attributes: { "aria-hidden": "true" } })] : []),
       element("span", { className: "chat-when muted", text: when, attributes: { "aria-hidden": "true" } }),
@@ -207,6 +248,7 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   $("#chat-messages").replaceChildren();
   $("#chat-error").replaceChildren();
   $("#chat-encrypted").hidden = !known?.encrypted;
+  renderArchived(known);
   if (!dialog.open) dialog.showModal();
   $("#chat-view-title").focus();
   await loadPage({ before: at == null ? null : at + 1 });

@@ -7,6 +7,8 @@ public enum EngineEvent: Sendable {
     case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
     /// Stored messages of one account an edit changed, and those a redaction removed.
     case messagesChanged(account: AccountRole, changed: [StoredMessage], removed: [RemovedMessage])
+    /// Chats of the account it left or came back to (their membership changed).
+    case chatsChanged(account: AccountRole, chatIds: [Int64])
     /// Chats of the account read in another client: their unread counts are 0 now.
     case chatsRead(account: AccountRole, chatIds: [Int64])
     /// How far fetching the account's older history is; `grew` is the chat a page was just stored

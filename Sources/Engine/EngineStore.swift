@@ -17,7 +17,7 @@ public protocol EngineStore: Sendable {
     func checkWritable() async throws(StoreError)
     func archiveAccount(_ account: AccountRole, at archivedAt: String) async throws(StoreError) -> Int
     func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
-                    unread: UnreadCounting, historyStarts: [HistoryStart], readElsewhere: [Int64]) async throws(StoreError) -> AppliedBatch
+                    unread: UnreadCounting, chats: ChatChanges) async throws(StoreError) -> AppliedBatch
 }
 
 extension MessageStore: EngineStore {}

@@ -68,9 +68,9 @@ public actor HistoryFetcher {
             let action = await nextAction()
             switch action {
             case .fetch(let start):
-                if let wait = await fetch(start) { await pause(wait) }
-            case .wait(let duration, let reason):
-                await pause(.wait(duration, reason))
+                if let next = await fetch(start) { await perform(next) }
+            case .wait, .finish:
+                await perform(action)
             }
         }
     }
@@ -98,7 +98,7 @@ public actor HistoryFetcher {
             page = try await upstream.olderHistory(token: token, before: position)
         } catch {
             if error != .cancelled { log.info("history of \(start.upstreamChat): \(error)") }
-            return policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+            return policy.failed(error, at: start, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
         }
         if page.skipped > 0, !skippedLogged {
             skippedLogged = true
@@ -129,8 +129,21 @@ public actor HistoryFetcher {
         emit(.history(account: account, progress: progress, grew: chatID))
     }
 
-    private func pause(_ action: HistoryPolicy.Action) async {
-        guard case .wait(let duration, let reason) = action, duration > .zero else { return }
+    private func perform(_ action: HistoryPolicy.Action) async {
+        switch action {
+        case .fetch:
+            return
+        case .finish(let start):
+            log.info("history of \(start.upstreamChat) ends here: the homeserver lets this account see no further back")
+            _ = try? await store.applyOlder([], to: account, chat: start.chatId, receivedAt: Timestamp.string(environment.now()), next: nil)
+            await announce()
+        case .wait(let duration, let reason):
+            await pause(duration, reason)
+        }
+    }
+
+    private func pause(_ duration: Duration, _ reason: HistoryPause) async {
+        guard duration > .zero else { return }
         let clock = environment.clock
         let sleeper = Task<Void, Never> { try? await clock.sleep(for: duration) }
         (self.sleeper, waitingFor) = (sleeper, reason)

@@ -19,6 +19,9 @@ public struct HistoryPolicy: Sendable, Equatable {
         case fetch(HistoryStart)
         /// Wait this long, then ask again (`reason` for the log and the page).
         case wait(Duration, HistoryPause)
+        /// The account may see no further back in this chat (a room it was banned from): its
+        /// history ends where it is.
+        case finish(HistoryStart)
     }
 
     public var backoff: Backoff
@@ -51,10 +54,13 @@ public struct HistoryPolicy: Sendable, Equatable {
         failures = 0
     }
 
-    /// The page could not be fetched; `jitter` is a draw in 0...1 for the backoff.
-    public mutating func failed(_ error: UpstreamError, jitter: Double) -> Action {
+    /// The page before `start` could not be fetched; `jitter` is a draw in 0...1 for the backoff.
+    public mutating func failed(_ error: UpstreamError, at start: HistoryStart, jitter: Double) -> Action {
         failures += 1
         switch error {
+        case .forbidden:
+            failures = 0
+            return .finish(start)
         case .rateLimited(let asked):
             return .wait(max(asked ?? backoff.ceiling(afterFailure: failures), minimumRateLimitWait), .rateLimited)
         case .unauthorized:

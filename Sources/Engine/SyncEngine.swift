@@ -483,7 +483,7 @@ public actor SyncEngine {
     private func store(_ answer: MessagesAnswer, _ tag: UUID) async throws {
         let receivedAt = Timestamp.string(now())
         // A stream may come with messages and its new cursor, or with a new cursor only.
-        for key in Set(answer.messages.keys).union(answer.cursors.keys).union(answer.historyStarts.keys).sorted() {
+        for key in Set(answer.messages.keys).union(answer.cursors.keys).union(answer.historyStarts.keys).union(answer.inChat.keys).sorted() {
             let list = answer.messages[key] ?? []
             guard let userID = Int64(key), let account = role(of: userID) else {
                 if !list.isEmpty {
@@ -500,7 +500,8 @@ public actor SyncEngine {
                 }
                 outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
                                                      unread: deliveries.unreadCounting(for: account, declared: answer.delivery),
-                                                     historyStarts: starts, readElsewhere: answer.readElsewhere[key] ?? [])
+                                                     chats: ChatChanges(historyStarts: starts, readElsewhere: answer.readElsewhere[key] ?? [],
+                                                                        membership: (answer.inChat[key] ?? [:]).mapValues { $0 ? .join : .leave }))
             } catch {
                 throw CycleFailure(error)
             }
@@ -509,6 +510,7 @@ public actor SyncEngine {
                 emit(.messagesChanged(account: account, changed: outcome.changed, removed: outcome.removed))
             }
             if !outcome.read.isEmpty { emit(.chatsRead(account: account, chatIds: outcome.read)) }
+            if !outcome.membershipChanged.isEmpty { emit(.chatsChanged(account: account, chatIds: outcome.membershipChanged)) }
             counters.messagesStored[account.description, default: 0] += fresh.count
             // A batch committed for a cycle that went stale meanwhile (a stop, the grace ending, the
             // network going) is stored all the same, so every tab is told, silently: nobody asked

@@ -180,11 +180,15 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         var messages: [UpstreamMessage] = []
         var historyStarts: [HistoryPosition] = []
         var readElsewhere: [Int64] = []
-        for (roomID, room) in (sync.rooms?.join ?? [:]).sorted(by: { $0.key < $1.key }) {
+        var inChat: [Int64: Bool] = [:]
+        // Rooms left since the last sync bring their last events too, up to the leave; they stay as archives.
+        let rooms = (sync.rooms?.join ?? [:]).map { ($0.key, $0.value, true) } + (sync.rooms?.leave ?? [:]).map { ($0.key, $0.value, false) }
+        for (roomID, room, joined) in rooms.sorted(by: { $0.0 < $1.0 }) {
             let chatID = MatrixIdentity.number(for: roomID)
+            inChat[chatID] = joined
             let name = state.withLock { $0.names.learn(roomID, from: room); $0.rooms[chatID] = roomID; return $0.names.name(of: roomID) }
             // Read here or in another client: nothing in the room counts as unread for the account.
-            if room.unreadNotifications?.notificationCount == 0 { readElsewhere.append(chatID) }
+            if room.unreadNotifications?.notificationCount == 0 || !joined { readElsewhere.append(chatID) }
             var events = room.timeline?.events ?? []
             // Older history goes back from the oldest event this answer holds of the room.
             var olderFrom = room.timeline?.prevBatch
@@ -210,7 +214,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let stream = String(MatrixIdentity.number(for: user))
         return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery,
                               historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts],
-                              readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere])
+                              readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere],
+                              inChat: inChat.isEmpty ? [:] : [stream: inChat])
     }
 
     // MARK: ReadMarkers
@@ -364,6 +369,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             throw .unauthorized
         case 403 where refusalIsUnauthorized:
             throw .unauthorized
+        case 403:
+            throw .forbidden("\(method) \(path)\(said.isEmpty ? "" : " (\(said))")")
         case 429:
             throw .rateLimited(retryAfter: RateLimitWait.duration(retryAfterHeader: response.headers["Retry-After"],
                                                                   retryAfterMs: matrixError?.retryAfterMs, nowSeconds: nowSeconds()))

@@ -6,6 +6,9 @@ struct SyncResponse: Decodable, Sendable {
 
     struct Rooms: Decodable, Sendable {
         var join: [String: JoinedRoom]?
+        /// Rooms the account left, was kicked or banned from since the last sync: their timeline
+        /// up to the leave (the same shape as a joined room's).
+        var leave: [String: JoinedRoom]?
     }
 
     struct JoinedRoom: Decodable, Sendable {

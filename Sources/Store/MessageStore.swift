@@ -94,12 +94,11 @@ public actor MessageStore {
     /// (``AppliedBatch/read`` says which had any).
     public func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
                            cursor: String?, unread: UnreadCounting = .none,
-                           historyStarts: [HistoryStart] = [], readElsewhere: [Int64] = []) throws(StoreError) -> AppliedBatch {
-        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !historyStarts.isEmpty || !readElsewhere.isEmpty else {
+                           chats changes: ChatChanges = ChatChanges()) throws(StoreError) -> AppliedBatch {
+        guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !changes.isEmpty else {
             return AppliedBatch()
         }
-        return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts,
-                         readElsewhere: readElsewhere, older: nil)
+        return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, changes: changes, older: nil)
     }
 
     /// A page of one chat's older history, `batch` newest first, each message older than every
@@ -109,7 +108,7 @@ public actor MessageStore {
     /// batch, in either order. A page that does not fit into the quota is not written.
     public func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
                            next: String?) throws(StoreError) -> AppliedBatch {
-        try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, historyStarts: [], readElsewhere: [],
+        try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, changes: ChatChanges(),
                   older: OlderPage(chatID: chatID, next: next))
     }
 
@@ -140,7 +139,7 @@ public actor MessageStore {
     }
 
     private func write(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
-                       historyStarts: [HistoryStart], readElsewhere: [Int64], older: OlderPage?) throws(StoreError) -> AppliedBatch {
+                       changes: ChatChanges, older: OlderPage?) throws(StoreError) -> AppliedBatch {
         var addedBytes: Int64 = 0
         let outcome: AppliedBatch
         do {
@@ -243,15 +242,22 @@ public actor MessageStore {
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
                 }
-                if !readElsewhere.isEmpty {
+                if !changes.readElsewhere.isEmpty {
                     let clear = try connection.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2 AND unread > 0")
-                    for chatID in readElsewhere {
+                    for chatID in changes.readElsewhere {
                         try clear.run(.integer(account.rawValue), .integer(chatID))
                         if connection.changes == 1 { outcome.read.append(chatID) }
                     }
                 }
+                if !changes.membership.isEmpty {
+                    let set = try connection.statement("UPDATE chats SET membership = ?3 WHERE account = ?1 AND chat_id = ?2 AND membership <> ?3")
+                    for (chatID, membership) in changes.membership.sorted(by: { $0.key < $1.key }) {
+                        try set.run(.integer(account.rawValue), .integer(chatID), .text(membership.rawValue))
+                        if connection.changes == 1 { outcome.membershipChanged.append(chatID) }
+                    }
+                }
                 let history = ChatHistoryWork(connection: connection, account: account)
-                try history.record(historyStarts)
+                try history.record(changes.historyStarts)
                 if let older {
                     try history.advance(older.chatID, to: older.next, stored: fresh.count)
                 } else if let cursor = cursor ?? cursors[account] {
@@ -337,6 +343,11 @@ public actor MessageStore {
     /// space removes messages); nil before its first message.
     public func newestID(for account: AccountRole) -> Int64? {
         newestIDs[account]
+    }
+
+    /// Bytes a delete outside this file's batches gave back.
+    func forgetUsedBytes(_ bytes: Int64) {
+        usage.usedBytes -= bytes
     }
 
     public func storageUsage() -> StorageUsage {

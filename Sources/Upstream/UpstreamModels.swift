@@ -118,14 +118,17 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
     /// Per stream: chats the account has read elsewhere (another client), whose unread count is
     /// cleared here.
     public var readElsewhere: [String: [Int64]] = [:]
+    /// Per stream: chats the account is in (`true`) or left, was kicked or banned from (`false`).
+    public var inChat: [String: [Int64: Bool]] = [:]
 
     public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil,
-                historyStarts: [String: [HistoryPosition]] = [:], readElsewhere: [String: [Int64]] = [:]) {
+                historyStarts: [String: [HistoryPosition]] = [:], readElsewhere: [String: [Int64]] = [:], inChat: [String: [Int64: Bool]] = [:]) {
         self.messages = messages
         self.cursors = cursors
         self.delivery = delivery
         self.historyStarts = historyStarts
         self.readElsewhere = readElsewhere
+        self.inChat = inChat
     }
 
     /// An answer of this project's protocol, whose cursor is the newest id of each stream.

@@ -8,6 +8,7 @@ Usage: python3 matrix_sign_in_test.py DASHBOARD_BINARY SYNAPSE_PYTHON SCREENSHOT
 import os
 import re
 import sys
+import urllib.parse
 import tempfile
 
 from browser_support import (Dashboard, assert_accessible, click, click_selector, enabled, find, run_suite, shot, status_text, text_of,
@@ -197,6 +198,39 @@ def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_
     assert shown == [f"old message {number}" for number in range(1, count + 1)], (len(shown), shown[:3], shown[-3:])
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-history")
+
+
+def test_a_room_the_account_was_removed_from_is_an_archive_until_removed_after_a_question(context):
+    driver, synapse = context.driver, context.synapse
+    bob = synapse.login("bob", "bob password")
+    synapse.register("erin", "erin password")
+    room = synapse.create_room(bob, "Old club", ["@erin:localhost"])
+    erin = synapse.login("erin", "erin password")
+    synapse.join(erin, room)
+    for text in ("see you there", "last meeting"):
+        synapse.send(bob, room, text)
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@erin:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "erin password"})
+    if context.dashboard:
+        context.dashboard.stop()
+    context.dashboard = dashboard
+    driver.get(dashboard.url)
+    wait(driver, lambda: "last meeting" in texts(driver, "primary"), seconds=20, message="the room's messages")
+    synapse.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/kick", {"user_id": "@erin:localhost"}, token=bob)
+    wait(driver, lambda: text_of(driver, "#chats .archived-badge") == "Left", seconds=20, message="the room is marked as left")
+    assert "last meeting" in texts(driver, "primary"), "its messages stay"
+    click_selector(driver, "#chats [data-chat]")
+    wait(driver, lambda: visible(driver, "#chat-archived"), message="the chat says it is an archive")
+    assert "no longer in this room" in text_of(driver, "#chat-archived")
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-archived")
+    click_selector(driver, "#chat-remove")
+    wait(driver, lambda: driver.execute_script("return document.querySelector('#confirm').open"), message="asked first")
+    assert "deletes the 2 stored messages of “Old club”" in text_of(driver, "#confirm-detail"), text_of(driver, "#confirm-detail")
+    click_selector(driver, '#confirm-actions button[data-role="default"]')
+    wait(driver, lambda: not driver.execute_script("return document.querySelector('#chat-view').open"), message="the chat closes")
+    wait(driver, lambda: driver.execute_script("return document.querySelectorAll('#chats [data-chat]').length") == 0, message="and leaves the list")
+    wait(driver, lambda: "last meeting" not in texts(driver, "primary"), message="its messages leave the pane")
 
 
 if __name__ == "__main__":

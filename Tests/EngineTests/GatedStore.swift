@@ -134,9 +134,8 @@ final class GatedStore: EngineStore {
     }
 
     func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
-                    unread: UnreadCounting, historyStarts: [HistoryStart], readElsewhere: [Int64]) async throws(StoreError) -> AppliedBatch {
+                    unread: UnreadCounting, chats: ChatChanges) async throws(StoreError) -> AppliedBatch {
         try await pass(.apply)
-        return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, historyStarts: historyStarts,
-                                          readElsewhere: readElsewhere)
+        return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, chats: chats)
     }
 }

@@ -70,7 +70,7 @@ struct HistoryFetcherTests {
                                    eventId: message.eventId)
         }
         _ = try await store.applyBatch(newest, to: .primary, receivedAt: "now", cursor: "s1",
-                                       historyStarts: [HistoryStart(chatId: room.chatID, upstreamChat: room.room, position: "before \(room.count - live + 1)")])
+                                       chats: ChatChanges(historyStarts: [HistoryStart(chatId: room.chatID, upstreamChat: room.room, position: "before \(room.count - live + 1)")]))
     }
 
     private func texts() async throws -> [String] {

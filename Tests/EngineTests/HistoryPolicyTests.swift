@@ -17,26 +17,32 @@ struct HistoryPolicyTests {
 
     @Test func aRateLimitWaitsWhatItAsksAndAtLeastTheMinimum() {
         var policy = HistoryPolicy()
-        #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), jitter: 0) == .wait(.seconds(7), .rateLimited))
-        #expect(policy.failed(.rateLimited(retryAfter: .milliseconds(10)), jitter: 0) == .wait(policy.minimumRateLimitWait, .rateLimited))
+        #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), at: rooms[0], jitter: 0) == .wait(.seconds(7), .rateLimited))
+        #expect(policy.failed(.rateLimited(retryAfter: .milliseconds(10)), at: rooms[0], jitter: 0) == .wait(policy.minimumRateLimitWait, .rateLimited))
         // Asked for nothing: the backoff's ceiling for the failures so far.
-        #expect(policy.failed(.rateLimited(retryAfter: nil), jitter: 0) == .wait(policy.backoff.ceiling(afterFailure: 3), .rateLimited))
+        #expect(policy.failed(.rateLimited(retryAfter: nil), at: rooms[0], jitter: 0) == .wait(policy.backoff.ceiling(afterFailure: 3), .rateLimited))
     }
 
     @Test func otherFailuresBackOffWithFullJitterUntilAPageIsStored() {
         var policy = HistoryPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)))
-        #expect(policy.failed(.serverError(status: 502), jitter: 1) == .wait(.seconds(1), .failed))
-        #expect(policy.failed(.timedOut, jitter: 1) == .wait(.seconds(2), .failed))
-        #expect(policy.failed(.unreachable("reset"), jitter: 0.5) == .wait(.seconds(2), .failed))
-        #expect(policy.failed(.unreachable("reset"), jitter: 1) == .wait(.seconds(8), .failed), "capped")
+        #expect(policy.failed(.serverError(status: 502), at: rooms[0], jitter: 1) == .wait(.seconds(1), .failed))
+        #expect(policy.failed(.timedOut, at: rooms[0], jitter: 1) == .wait(.seconds(2), .failed))
+        #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 0.5) == .wait(.seconds(2), .failed))
+        #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 1) == .wait(.seconds(8), .failed), "capped")
         policy.stored()
         #expect(policy.failures == 0)
-        #expect(policy.failed(.serverError(status: 500), jitter: 1) == .wait(.seconds(1), .failed))
+        #expect(policy.failed(.serverError(status: 500), at: rooms[0], jitter: 1) == .wait(.seconds(1), .failed))
+    }
+
+    @Test func aRoomTheAccountMayNotReadFurtherBackEndsItsHistoryThere() {
+        var policy = HistoryPolicy()
+        #expect(policy.failed(.forbidden("banned"), at: rooms[1], jitter: 1) == .finish(rooms[1]))
+        #expect(policy.failures == 0, "not a failure of the connection")
     }
 
     @Test func aRefusedTokenWaitsForTheEngineToSignInAgainAndFullStorageWaitsLonger() {
         var policy = HistoryPolicy()
-        #expect(policy.failed(.unauthorized, jitter: 1) == .wait(policy.idleWait, .notSyncing))
+        #expect(policy.failed(.unauthorized, at: rooms[0], jitter: 1) == .wait(policy.idleWait, .notSyncing))
         #expect(policy.storageFull() == .wait(policy.fullStorageWait, .storageFull))
     }
 }

@@ -151,6 +151,40 @@ struct DashboardOnSynapseTests {
         #expect(marker == fresh[1], "read here, so read on the phone")
     }
 
+    @Test func roomsLeftOrKickedFromStayAsArchivesUntilTheyAreRemovedOnRequest() async throws {
+        let world = try await World.make()
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        let kicked = try await world.bob.createRoom(name: "Kicked", invite: [world.aliceID])
+        try await alice.join(kicked)
+        _ = try await world.bob.send(world.room, text: "in lunch")
+        _ = try await world.bob.send(kicked, text: "in kicked")
+        let dashboard = try await world.dashboard()
+        func chats() async throws -> [String: [String: Any]] {
+            let list = try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]] ?? []
+            return Dictionary(list.map { ($0["name"] as? String ?? "?", $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        _ = try await dashboard.state { ($0[path: "messages", "primary"] as? [Any])?.count == 2 }
+        #expect(try await chats().mapValues { $0["membership"] as? String } == ["Lunch": "join", "Kicked": "join"])
+
+        _ = try await world.bob.send(kicked, text: "the last words before the kick")
+        try await world.bob.call("POST", "/rooms/\(MatrixTestClient.pathComponent(kicked))/kick", json: ["user_id": world.aliceID])
+        try await alice.call("POST", "/rooms/\(MatrixTestClient.pathComponent(world.room))/leave", json: [:])
+        var seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
+        for _ in 0..<30 where try await chats().values.contains(where: { $0["membership"] as? String == "join" }) {
+            seq = try await dashboard.json("/api/poll?since=\(seq)&timeout=10&visible=1")["seq"] as? Int ?? seq
+        }
+        let archived = try await chats()
+        #expect(archived.mapValues { $0["membership"] as? String } == ["Lunch": "leave", "Kicked": "leave"], "both kept, as archives")
+        #expect(archived["Kicked"]?["messageCount"] as? Int == 2, "what was said up to the kick is kept")
+
+        let kickedID = try #require(archived["Kicked"]?["id"] as? Int64)
+        #expect(try await dashboard.send("DELETE", "/api/chats/\(kickedID)?account=primary").status == 204)
+        #expect(try await chats().keys.sorted() == ["Lunch"], "removed on request, and only that one")
+        let texts = try await Self.texts(dashboard)
+        #expect(texts == ["in lunch"], "its messages went with it: \(texts)")
+        _ = await dashboard.stop()
+    }
+
     @Test func aWholeHistoryOfThreeRoomsIsFetchedOnceInOrderAndAKillInTheMiddleResumes() async throws {
         let world = try await World.make()
         let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)

@@ -39,10 +39,28 @@ struct ChatHistoryTests {
         _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2), to: .primary, receivedAt: now, cursor: "5", unread: .all)
         _ = try await store.markRead(chat: 2, of: .primary)
         let outcome = try await store.applyBatch(said(6...6, chat: 3), to: .primary, receivedAt: now, cursor: "6", unread: .all,
-                                                 readElsewhere: [1, 2, 99])
+                                                 chats: ChatChanges(readElsewhere: [1, 2, 99]))
         #expect(outcome.read == [1], "chat 2 was read already and 99 is unknown")
         #expect(try await chat(store, 1)?.unread == 0)
         #expect(try await chat(store, 3)?.unread == 1, "a chat not read elsewhere keeps its count")
+    }
+
+    @Test func aChatLeftStaysAsAnArchiveAndRemovingItTakesEveryMessageOfItAndNothingElse() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2), to: .primary, receivedAt: now, cursor: "5", unread: .all)
+        let before = await store.storageUsage().usedBytes
+        let left = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "6", chats: ChatChanges(membership: [1: .leave, 2: .join]))
+        #expect(left.membershipChanged == [1], "only a change is told")
+        #expect(try await chat(store, 1)?.membership == .leave)
+        #expect(try await chat(store, 1)?.messageCount == 3, "nothing deleted by leaving")
+        #expect(try await store.deleteChat(1, of: .primary) == [1, 2, 3])
+        #expect(try await chat(store, 1) == nil)
+        #expect(try await store.messages(of: .primary).messages.map(\.id) == [5, 4])
+        #expect(try await store.search(SearchQuery("message"), account: .primary).results.count == 2)
+        #expect(await store.storageUsage().usedBytes < before)
+        #expect(try await store.scannedUsage() == (await store.storageUsage()).usedBytes)
+        #expect(try await store.searchIndexIsSound())
+        #expect(try await store.deleteChat(1, of: .primary) == nil, "gone already")
     }
 
     @Test func markingReadSetsTheCountBackToZeroForThatChatOnly() async throws {

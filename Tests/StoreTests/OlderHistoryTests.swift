@@ -49,7 +49,7 @@ struct OlderHistoryTests {
 
     @Test func olderPagesGoBelowWhatIsStoredSoTheChatReadsInOrderAndSearchFindsThem() async throws {
         let start = HistoryStart(chatId: 9, upstreamChat: "!room", position: "t100")
-        _ = try await store.applyBatch((41...50).map { message($0) }, to: .primary, receivedAt: "now", cursor: "s1", historyStarts: [start])
+        _ = try await store.applyBatch((41...50).map { message($0) }, to: .primary, receivedAt: "now", cursor: "s1", chats: ChatChanges(historyStarts: [start]))
         #expect(try await store.pendingHistory(of: .primary) == [start])
         let first = try await store.applyOlder(page(21...40), to: .primary, chat: 9, receivedAt: "now", next: "t20")
         #expect(first.fresh.count == 20)
@@ -67,15 +67,15 @@ struct OlderHistoryTests {
 
     @Test func theFirstPositionOfAChatIsWhereItsHistoryStartsAndLaterOnesAreIgnored() async throws {
         let first = HistoryStart(chatId: 9, upstreamChat: "!room", position: "t100")
-        _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1", historyStarts: [first])
+        _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1", chats: ChatChanges(historyStarts: [first]))
         _ = try await store.applyBatch([message(51)], to: .primary, receivedAt: "now", cursor: "s2",
-                                       historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t200")])
+                                       chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t200")]))
         #expect(try await store.pendingHistory(of: .primary).map(\.position) == ["t100"])
     }
 
     @Test func aPageThatComesTwiceIsStoredOnceAndAReopenedStoreGoesOnFromThePageAfter() async throws {
         _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",
-                                       historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")])
+                                       chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
         _ = try await store.applyOlder(page(30...49), to: .primary, chat: 9, receivedAt: "now", next: "t30")
         // The answer of the next page was lost (a kill before its commit): it is asked again and
         // overlaps what is there; and a page already stored comes again (duplicate event ids).
@@ -90,7 +90,7 @@ struct OlderHistoryTests {
 
     @Test func anEditAndARedactionNewerThanTheirTargetsActWhenTheTargetsComeInAnOlderPage() async throws {
         _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",
-                                       historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")])
+                                       chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
         let edit = IncomingMessage(id: 0, chatId: 9, sender: "@bob:test", text: "message 10, corrected", sentAt: Self.time(45),
                                    eventId: "$edit", relation: .replaces(eventId: "$9-10"))
         let redaction = IncomingMessage(id: 0, chatId: 9, sender: "@bob:test", text: "", sentAt: Self.time(44), eventId: "$redaction",
@@ -105,7 +105,7 @@ struct OlderHistoryTests {
     @Test func aPageThatDoesNotFitIsNotWrittenAndTheChatStaysWhereItWas() async throws {
         try await store.setQuota(3_000)
         _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",
-                                       historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")])
+                                       chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
         await #expect(throws: StoreError.self) {
             _ = try await store.applyOlder(page(1...49), to: .primary, chat: 9, receivedAt: "now", next: nil)
         }
@@ -115,7 +115,7 @@ struct OlderHistoryTests {
 
     @Test func pendingChatsComeMostRecentlyActiveFirst() async throws {
         _ = try await store.applyBatch([message(5, chat: 1), message(50, chat: 2), message(20, chat: 3)], to: .primary, receivedAt: "now", cursor: "s1",
-                                       historyStarts: [1, 2, 3].map { HistoryStart(chatId: $0, upstreamChat: "!\($0)", position: "t") })
+                                       chats: ChatChanges(historyStarts: [1, 2, 3].map { HistoryStart(chatId: $0, upstreamChat: "!\($0)", position: "t") }))
         #expect(try await store.pendingHistory(of: .primary).map(\.chatId) == [2, 3, 1])
         #expect(try await store.historyProgress(of: .primary) == HistoryProgress(roomsPending: 3, fetched: 0))
         #expect(try await store.historyProgress(of: .linked) == nil, "an account without history to fetch says so")
@@ -144,7 +144,7 @@ struct OlderHistoryTests {
         #expect(try await upgraded.search(SearchQuery("old"), account: .primary).results.count == 3)
         #expect(try await upgraded.searchIndexIsSound())
         _ = try await upgraded.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",
-                                          historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t")])
+                                          chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t")]))
         _ = try await upgraded.applyOlder(page(1...2), to: .primary, chat: 9, receivedAt: "now", next: nil)
         #expect(try await upgraded.messages(of: .primary, chat: 9).messages.reversed().map(\.text) == ["message 1", "message 2", "old 1", "old 2", "old 3", "message 50"])
     }

@@ -62,12 +62,17 @@ public final class RunningDashboard: Sendable {
 
     /// A POST to the dashboard's API with the CSRF token (and `extraHeaders`); status and JSON body.
     public func post(_ path: String, _ body: String = "{}", extraHeaders: [String: String] = [:]) async throws -> (status: Int, body: [String: Any]) {
+        try await send("POST", path, body, extraHeaders: extraHeaders)
+    }
+
+    /// A state-changing request (`method`: POST, DELETE, ...) with the CSRF token; status and JSON body.
+    public func send(_ method: String, _ path: String, _ body: String = "", extraHeaders: [String: String] = [:]) async throws -> (status: Int, body: [String: Any]) {
         let csrf = try await json("/api/session")["csrfToken"] as? String ?? ""
         let host = self.host, port = self.port
         let headers = authorization + extraHeaders.map { "\($0.key): \($0.value)\r\n" }.joined()
         let response = try await RawClient.run {
             let client = try RawClient(port: port, timeoutSeconds: 70)
-            try client.send("POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
+            try client.send("\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nX-CSRF-Token: \(csrf)\r\n"
                 + "\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
             return try client.readResponse()
         }

@@ -35,6 +35,11 @@ struct DashboardHub: Sendable {
             for message in removed {
                 await feed.publish("message.removed", MessageRemovedBody(account: account.description, chatId: message.chatId, id: message.id))
             }
+        case let .chatsChanged(account, chatIds):
+            let chats = (try? await attempter.store.chats(of: account)) ?? []
+            for chat in chats where chatIds.contains(chat.id) {
+                await feed.publish("chat.changed", ChatChangedBody(account: account.description, chat: ChatBody(chat)))
+            }
         case let .chatsRead(account, chatIds):
             for chat in chatIds {
                 await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: 0))

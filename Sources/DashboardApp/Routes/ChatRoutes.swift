@@ -18,6 +18,39 @@ struct ChatRoutes {
         router.add("POST", "/api/chats/{id}/read") { request, parameters, _ in
             try await markRead(request, chat: parameters["id"] ?? "")
         }
+        router.add("DELETE", "/api/chats/{id}") { request, parameters, _ in
+            try await remove(request, chat: parameters["id"] ?? "")
+        }
+    }
+
+    /// `DELETE /api/chats/{id}?account=...`: an archived chat (one the account left or was removed
+    /// from) and all its messages leave this computer; the page asks first, saying how many go.
+    /// A chat the account is still in is 409: its messages would come again with the next sync.
+    private func remove(_ request: HTTPRequest, chat text: String) async throws -> HTTPResponse {
+        let account: AccountRole
+        do throws(Problem) {
+            account = try QueryParameters(request).account()
+        } catch {
+            return error.response
+        }
+        guard let chat = Int64(text) else {
+            return Problem(status: .badRequest, detail: "The chat id must be a number.").response
+        }
+        let removed: [Int64]
+        do {
+            guard let summary = try await copy.store.chats(of: account).first(where: { $0.id == chat }) else {
+                return Problem(status: .notFound, detail: "The \(account) account has no chat \(chat).").response
+            }
+            guard summary.membership == .leave else {
+                return Problem(status: .conflict, detail: "Only a chat the account has left can be removed: this one would come back with the next sync.").response
+            }
+            removed = try await copy.store.deleteChat(chat, of: account) ?? []
+        } catch {
+            return Problem.storageError("The chat cannot be removed", writing: true).response
+        }
+        let usage = await copy.store.storageUsage()
+        await feed.publish("chat.removed", ChatRemovedBody(account: account.description, chatId: chat, ids: removed, storage: StorageBody(usage)))
+        return HTTPResponse(status: .noContent)
     }
 
     private func list(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -77,7 +110,9 @@ struct ChatListBody: Encodable, Sendable {
     var chats: [ChatBody]
 }
 
-/// `{"id", "name", "messageCount", "unread", "lastMessageAt", "encrypted"}`; name and time null when unknown.
+/// `{"id", "name", "messageCount", "unread", "lastMessageAt", "encrypted", "membership"}`; name and
+/// time null when unknown; `membership` `join`, or `leave` for a chat the account left or was
+/// removed from (an archive, read-only).
 struct ChatBody: Encodable, Sendable {
     var id: Int64
     var name: String?
@@ -85,9 +120,11 @@ struct ChatBody: Encodable, Sendable {
     var unread: Int64
     var lastMessageAt: String?
     var encrypted: Bool
+    var membership: String
 
     init(_ chat: ChatSummary) {
         encrypted = chat.encrypted
+        membership = chat.membership.rawValue
         id = chat.id
         name = chat.name
         messageCount = chat.messageCount
@@ -95,7 +132,7 @@ struct ChatBody: Encodable, Sendable {
         lastMessageAt = chat.lastMessageAt
     }
 
-    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted }
+    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted, membership }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -105,7 +142,22 @@ struct ChatBody: Encodable, Sendable {
         try container.encode(unread, forKey: .unread)
         try container.encode(lastMessageAt, forKey: .lastMessageAt)
         try container.encode(encrypted, forKey: .encrypted)
+        try container.encode(membership, forKey: .membership)
     }
+}
+
+/// `chat.removed`: a chat and its messages left the copy (the person removed an archived chat).
+struct ChatRemovedBody: Encodable, Sendable {
+    var account: String
+    var chatId: Int64
+    var ids: [Int64]
+    var storage: StorageBody
+}
+
+/// `chat.changed`: a chat's membership changed (the account left it, or came back to it).
+struct ChatChangedBody: Encodable, Sendable {
+    var account: String
+    var chat: ChatBody
 }
 
 /// `chat.read`: a chat was marked read (in this page or another), and how many stay unread (0

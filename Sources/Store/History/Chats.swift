@@ -13,10 +13,13 @@ public struct ChatSummary: Sendable, Equatable {
     public var lastMessageId: Int64
     /// End-to-end encrypted: its messages cannot be read here.
     public var encrypted: Bool
+    /// Whether the account is still in it; a chat it left (or was removed from) is an archive.
+    public var membership: ChatMembership
 
     public init(id: Int64, name: String?, messageCount: Int64, unread: Int64, lastMessageAt: String?, lastMessageId: Int64,
-                encrypted: Bool = false) {
+                encrypted: Bool = false, membership: ChatMembership = .join) {
         self.encrypted = encrypted
+        self.membership = membership
         self.id = id
         self.name = name
         self.messageCount = messageCount
@@ -24,6 +27,32 @@ public struct ChatSummary: Sendable, Equatable {
         self.lastMessageAt = lastMessageAt
         self.lastMessageId = lastMessageId
     }
+}
+
+/// Whether the account is in a chat (CONTRACT section 10, `membership`).
+public enum ChatMembership: String, Sendable, Equatable {
+    case join
+    /// Left, kicked or banned: what was stored stays, read-only, until the person removes it.
+    case leave
+}
+
+/// What a sync batch says of its account's chats besides their messages, kept in the batch's own
+/// transaction.
+public struct ChatChanges: Sendable, Equatable {
+    /// Where each chat's older history begins (only a chat's first one counts).
+    public var historyStarts: [HistoryStart]
+    /// Chats read in another client: their unread counts go to 0.
+    public var readElsewhere: [Int64]
+    /// Chats whose membership the upstream told.
+    public var membership: [Int64: ChatMembership]
+
+    public init(historyStarts: [HistoryStart] = [], readElsewhere: [Int64] = [], membership: [Int64: ChatMembership] = [:]) {
+        self.historyStarts = historyStarts
+        self.readElsewhere = readElsewhere
+        self.membership = membership
+    }
+
+    public var isEmpty: Bool { historyStarts.isEmpty && readElsewhere.isEmpty && membership.isEmpty }
 }
 
 /// Which new messages of a batch make their chat's unread count rise: only those that arrived
@@ -47,13 +76,13 @@ enum ChatQueries {
     /// `account`'s chats, newest activity first.
     static func chats(_ connection: SQLiteConnection, account: AccountRole) throws -> [ChatSummary] {
         try connection.statement("""
-            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted FROM chats
+            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership FROM chats
             WHERE account = ?1 ORDER BY last_message_id DESC, chat_id
             """)
             .query([.integer(account.rawValue)]) {
                 ChatSummary(id: $0.int64(at: 0), name: $0.isNull(at: 1) ? nil : $0.string(at: 1), messageCount: $0.int64(at: 2),
                             unread: $0.int64(at: 3), lastMessageAt: $0.isNull(at: 4) ? nil : $0.string(at: 4), lastMessageId: $0.int64(at: 5),
-                            encrypted: $0.int64(at: 6) != 0)
+                            encrypted: $0.int64(at: 6) != 0, membership: ChatMembership(rawValue: $0.string(at: 7)) ?? .join)
             }
     }
 }
@@ -104,6 +133,41 @@ extension MessageStore {
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
         }
+    }
+}
+
+extension MessageStore {
+    /// Removes a chat and every message of it from the copy (messages, search, counts, its
+    /// history position), in one transaction; the ids removed, for the pages that show them. nil
+    /// when the account has no such chat.
+    public func deleteChat(_ chat: Int64, of account: AccountRole) throws(StoreError) -> [Int64]? {
+        let key: [SQLiteValue] = [.integer(account.rawValue), .integer(chat)]
+        var freed: Int64 = 0
+        let removed: [Int64]?
+        do {
+            removed = try connectionForReading.transaction { () throws -> [Int64]? in
+                let connection = connectionForReading
+                guard try connection.statement("SELECT 1 FROM chats WHERE account = ?1 AND chat_id = ?2").query(key, row: { _ in true }).first == true else {
+                    return nil
+                }
+                let ids = try connection.statement("SELECT id FROM messages WHERE account = ?1 AND chat_id = ?2 ORDER BY id").query(key) { $0.int64(at: 0) }
+                freed = try connection.statement("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?1 AND chat_id = ?2")
+                    .query(key) { $0.int64(at: 0) }.first ?? 0
+                try connection.statement("""
+                    DELETE FROM message_edits WHERE account = ?1 AND target_event_id IN
+                        (SELECT event_id FROM messages WHERE account = ?1 AND chat_id = ?2 AND event_id IS NOT NULL)
+                    """).run(key[0], key[1])
+                try connection.statement("DELETE FROM messages WHERE account = ?1 AND chat_id = ?2").run(key[0], key[1])
+                try connection.statement("DELETE FROM chats WHERE account = ?1 AND chat_id = ?2").run(key[0], key[1])
+                try connection.statement("DELETE FROM chat_history WHERE account = ?1 AND chat_id = ?2").run(key[0], key[1])
+                try connection.statement(StoreSQL.addUsedBytes).run(.integer(-freed))
+                return ids
+            }
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+        if removed != nil { forgetUsedBytes(freed) }
+        return removed
     }
 }
 

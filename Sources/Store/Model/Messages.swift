@@ -98,6 +98,8 @@ public struct AppliedBatch: Sendable, Equatable {
     public var removed: [RemovedMessage]
     /// Chats read elsewhere whose unread count this batch put back to 0.
     public var read: [Int64] = []
+    /// Chats the account left or came back to in this batch.
+    public var membershipChanged: [Int64] = []
 
     public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = []) {
         self.fresh = fresh

@@ -181,6 +181,11 @@ enum Migrations {
         INSERT INTO message_search (rowid, text)
             SELECT id * 2 + account, text FROM messages WHERE event_id IS NOT NULL AND kind <> 'encrypted';
         """,
+        // 13: rooms left or lost (leave, kick, ban) stay in the copy as archives: a chat says
+        // whether the account is still in it.
+        """
+        ALTER TABLE chats ADD COLUMN membership TEXT NOT NULL DEFAULT 'join';
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered
