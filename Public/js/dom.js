@@ -63,6 +63,35 @@ export function senderOf(message) {
  *  plain note (its text is the server's placeholder, never the message). */
 export function messageText(message) {
   const kind = message.kind ?? "text";
+  if ((kind === "image" || kind === "file") && message.media) return mediaBlock(kind, message);
   const text = kind === "emote" ? `* ${senderOf(message)} ${message.text}` : message.text;
   return element("div", { className: `text kind-${kind}`, text });
+}
+
+/** An image as a lazy thumbnail of a fixed height (nothing moves when it loads) that opens the
+ *  file; any other file as a download link with its size; one that cannot be fetched here (an
+ *  encrypted attachment) says so. The file's name is the image's alt text. */
+function mediaBlock(kind, message) {
+  const media = message.media;
+  const name = media.name || message.text || "file";
+  const caption = message.text && message.text !== name ? [element("span", { className: "media-caption", text: message.text })] : [];
+  if (!media.url) {
+    return element("div", { className: `text kind-${kind}`, text: `${name} (this file cannot be opened here: open it in Element)` });
+  }
+  if (kind === "image") {
+    const image = element("img", { className: "media-thumb", attributes: { src: `${media.url}?thumbnail=1`, alt: name, loading: "lazy", decoding: "async" } });
+    return element("div", { className: "text kind-image" }, [
+      element("a", { attributes: { href: media.url, target: "_blank", rel: "noopener", title: `Open ${name}` } }, [image]), ...caption,
+    ]);
+  }
+  const size = Number.isFinite(media.size) ? ` (${formatBytes(media.size)})` : "";
+  return element("div", { className: "text kind-file" }, [
+    element("a", { className: "media-file", text: `${name}${size}`, attributes: { href: media.url, download: name } }), ...caption,
+  ]);
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

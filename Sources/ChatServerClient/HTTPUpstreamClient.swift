@@ -93,6 +93,7 @@ public final class HTTPUpstreamClient: UpstreamAPI {
             case .cancelled: throw .cancelled
             case .timedOut: throw .timedOut
             case .malformedResponse(let detail): throw .badResponse(detail)
+            case .tooLarge(let limit): throw .badResponse("an answer over \(limit) bytes")
             case .resolution(let detail), .connect(let detail), .connectionLost(let detail): throw .unreachable(detail)
             }
         }

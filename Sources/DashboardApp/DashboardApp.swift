@@ -36,6 +36,8 @@ public struct DashboardApp: HTTPResponder {
         SearchRoutes(copy: copy).register(in: &router)
         ChatRoutes(copy: copy, feed: services.feed, engine: services.engine).register(in: &router)
         ExportRoutes(copy: copy).register(in: &router)
+        MediaRoutes(engine: services.engine, cache: MediaCache(folder: services.store.location.mediaCachePath, capacity: MediaRoutes.defaultCacheBytes),
+                    maxBytes: MediaRoutes.defaultMaxBytes).register(in: &router)
         let state = StateRoutes(services: services)
         state.register(in: &router)
         let polls = PollRoutes(feed: services.feed, state: state)
@@ -56,7 +58,9 @@ public struct DashboardApp: HTTPResponder {
     /// Every answer's last step, held polls' and the core's own errors' included: the security
     /// headers, and `no-store` on the API.
     public func finishing(for request: HTTPRequest?) -> ResponseFinishing {
-        request.map { Self.isAPIPath($0.path) } ?? true ? SecurityHeaders.api : SecurityHeaders.page
+        guard let request else { return SecurityHeaders.api }
+        if request.path.hasPrefix("/api/media/") { return SecurityHeaders.media }
+        return Self.isAPIPath(request.path) ? SecurityHeaders.api : SecurityHeaders.page
     }
 
     /// The two hot paths, answered on the loop thread without a task: static files and polls.

@@ -156,6 +156,17 @@ public actor SyncEngine {
         }
     }
 
+    /// Whether the upstream serves messages' files (`MediaSource`).
+    public nonisolated var servesMedia: Bool { upstream is any MediaSource }
+
+    /// A message's file from the upstream, with the session's token; `.unauthorized` before there
+    /// is a session, `.badResponse` from an upstream without files.
+    public func fetchMedia(_ reference: MediaReference, thumbnail: Bool, maxBytes: Int) async throws(UpstreamError) -> FetchedMedia {
+        guard let source = upstream as? any MediaSource else { throw .badResponse("this upstream serves no files") }
+        guard let token else { throw .unauthorized }
+        return try await source.media(token: token, reference, thumbnail: thumbnail, maxBytes: maxBytes)
+    }
+
     /// The session's token while syncing is live, else nil: background work that rides on the
     /// engine's session (history) goes on only then.
     public func liveToken() -> String? { status.state == .live ? token : nil }
@@ -538,6 +549,7 @@ public actor SyncEngine {
         if let kind = message.kind { incoming.kind = MessageKind(rawValue: kind.rawValue) ?? .file }
         incoming.senderName = message.senderName
         incoming.chatEncrypted = message.chatEncrypted ?? false
+        incoming.media = message.media.map { MessageMedia(name: $0.name, mimetype: $0.mimetype, size: $0.size, source: $0.source) }
         return incoming
     }
 

@@ -36,7 +36,7 @@ public protocol MatrixCredentialKeeper: Sendable {
 /// Each room's earlier history, from before the first sync, is read backwards through
 /// `OlderHistory` from where the room was first seen (its first `prev_batch`), by the engine's
 /// history fetcher; gaps and history walk `/messages` the same way (`page(of:from:to:limit:)`).
-public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, ReadMarkers {
+public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, ReadMarkers, MediaSource {
     public let homeserver: URL
     public var location: String { "matrix+" + homeserver.absoluteString }
     public var features: UpstreamFeatures { UpstreamFeatures(kind: "matrix", linkedAccount: false, sellsStorage: false) }
@@ -231,6 +231,22 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let _: EmptyAnswer = try await call("POST", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/read_markers", token: token, body: Array(body))
     }
 
+    // MARK: MediaSource
+
+    /// Authenticated media (`/_matrix/client/v1/media/...`, spec v1.11) with the account's token:
+    /// the file, or a thumbnail scaled to fit 320 x 240. The reference was checked on the way in
+    /// (`MediaReference`), and each part goes into the path percent-encoded all the same.
+    public func media(token: String, _ reference: MediaReference, thumbnail: Bool, maxBytes: Int) async throws(UpstreamError) -> FetchedMedia {
+        let place = "\(Self.encode(reference.server))/\(Self.encode(reference.mediaID))"
+        let target = thumbnail
+            ? "/_matrix/client/v1/media/thumbnail/\(place)?width=320&height=240&method=scale"
+            : "/_matrix/client/v1/media/download/\(place)"
+        let response = try await exchange("GET", target, token: token, timeout: .seconds(60), accept: "*/*", maxBytes: maxBytes)
+        // The https helper has no cap of its own: what it brought is measured here.
+        guard response.body.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
+        return FetchedMedia(contentType: response.headers["Content-Type"], body: response.body)
+    }
+
     /// An answer whose content does not matter (`{}`).
     private struct EmptyAnswer: Decodable {}
 
@@ -335,8 +351,22 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     private func call<Answer: Decodable>(_ method: String, _ target: String, token: String? = nil, body: [UInt8] = [],
                                          timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false,
                                          answerHoldsSecrets: Bool = false) async throws(UpstreamError) -> Answer {
-        var request = HTTPClientRequest(method: method, target: basePath + target, body: body)
-        request.headers.add("Accept", "application/json")
+        let response = try await exchange(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized)
+        let path = target.prefix { $0 != "?" }
+        do {
+            return try JSONDecoder().decode(Answer.self, from: Data(response.body))
+        } catch {
+            if answerHoldsSecrets { throw .badResponse("\(method) \(path): not the JSON expected (\(response.body.count) bytes, not quoted)") }
+            throw .badResponse("\(method) \(path): not the JSON expected (\(error)); body starts \(String(decoding: response.body.prefix(60), as: UTF8.self).debugDescription)")
+        }
+    }
+
+    /// One request, its 2xx answer as it came; every other outcome an `UpstreamError`.
+    private func exchange(_ method: String, _ target: String, token: String?, body: [UInt8] = [], timeout: Duration,
+                          refusalIsUnauthorized: Bool = false, accept: String = "application/json",
+                          maxBytes: Int = 64 * 1024 * 1024) async throws(UpstreamError) -> HTTPClientResponse {
+        var request = HTTPClientRequest(method: method, target: basePath + target, body: body, maxResponseBytes: maxBytes)
+        request.headers.add("Accept", accept)
         if let token { request.headers.add("Authorization", "Bearer \(token)") }
         if !body.isEmpty { request.headers.add("Content-Type", "application/json") }
         let path = target.prefix { $0 != "?" }
@@ -350,18 +380,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             case .cancelled: throw .cancelled
             case .timedOut: throw .timedOut
             case .malformedResponse(let detail): throw .badResponse(detail)
+            case .tooLarge(let limit): throw .tooLarge(limit: limit)
             case .resolution(let detail), .connect(let detail), .connectionLost(let detail): throw .unreachable(detail)
             }
         }
         log.trace("<- \(method) \(path) \(response.status)")
-        if (200..<300).contains(response.status) {
-            do {
-                return try JSONDecoder().decode(Answer.self, from: Data(response.body))
-            } catch {
-                if answerHoldsSecrets { throw .badResponse("\(method) \(path): not the JSON expected (\(response.body.count) bytes, not quoted)") }
-                throw .badResponse("\(method) \(path): not the JSON expected (\(error)); body starts \(String(decoding: response.body.prefix(60), as: UTF8.self).debugDescription)")
-            }
-        }
+        if (200..<300).contains(response.status) { return response }
         let matrixError = try? JSONDecoder().decode(MatrixErrorBody.self, from: Data(response.body))
         let said = [matrixError?.errcode, matrixError?.error].compactMap { $0 }.joined(separator: ": ")
         switch response.status {

@@ -100,6 +100,25 @@ struct RoomEvent: Decodable, Sendable {
         var relatesTo: Relation?
         /// An edit's new content: its `body` (nil when `m.new_content` is missing or no object).
         var newBody: String?
+        /// A file's `mxc://` URI (an unencrypted attachment).
+        var url: String?
+        /// The file's name, when the body is a caption (spec v1.10).
+        var filename: String?
+        var info: Info?
+        /// An encrypted attachment (`file`): it cannot be fetched without the room's keys.
+        var hasEncryptedFile = false
+
+        /// A file's `info`: what the sender said of its type and size (hostile values read as absent).
+        struct Info: Decodable, Sendable {
+            var mimetype: String?
+            var size: Int64?
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                mimetype = try? container.decodeIfPresent(String.self, forKey: .mimetype)
+                size = (try? container.decodeIfPresent(Int64.self, forKey: .size)).flatMap { $0 >= 0 ? $0 : nil }
+            }
+            enum CodingKeys: String, CodingKey { case mimetype, size }
+        }
 
         /// `m.relates_to`: an edit (`rel_type` `m.replace`) or a reply (`m.in_reply_to`).
         struct Relation: Decodable, Sendable {
@@ -148,10 +167,14 @@ struct RoomEvent: Decodable, Sendable {
             membership = try? container.decodeIfPresent(String.self, forKey: .membership)
             relatesTo = try? container.decodeIfPresent(Relation.self, forKey: .relatesTo)
             newBody = (try? container.decodeIfPresent(NewContent.self, forKey: .newContent))?.body
+            url = try? container.decodeIfPresent(String.self, forKey: .url)
+            filename = try? container.decodeIfPresent(String.self, forKey: .filename)
+            info = try? container.decodeIfPresent(Info.self, forKey: .info)
+            hasEncryptedFile = container.contains(.file)
         }
 
         enum CodingKeys: String, CodingKey {
-            case body, name, alias, redacts, msgtype, displayname, membership
+            case body, name, alias, redacts, msgtype, displayname, membership, url, filename, info, file
             case relatesTo = "m.relates_to"
             case newContent = "m.new_content"
         }

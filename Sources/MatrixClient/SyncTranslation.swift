@@ -135,6 +135,11 @@ extension UpstreamMessage {
             self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName)
             let kind = Self.kind(ofMessageType: event.content?.msgtype)
             if kind != .text { self.kind = kind }
+            if kind == .image || kind == .file, let content = event.content, content.url != nil || content.hasEncryptedFile {
+                // The name is `filename` when given (the body is then a caption), else the body.
+                media = Media(name: content.filename ?? body, mimetype: content.info?.mimetype, size: content.info?.size,
+                              source: content.url.flatMap(MediaReference.init(mxc:))?.path)
+            }
         default:
             return nil
         }

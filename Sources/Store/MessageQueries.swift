@@ -2,7 +2,10 @@ import SQLite
 
 /// Reads shared by the store and its read-only companion.
 enum MessageQueries {
-    static let columns = "m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name"
+    static let columns = """
+        m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name, \
+        m.media_name, m.media_type, m.media_size, m.media_source
+        """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
     /// Newest first, ids below `before`; one chat's when `chat` is given. A statement each, so that
@@ -50,6 +53,9 @@ enum MessageQueries {
         StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
                       text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
                       chatName: row.isNull(at: 6) ? nil : row.string(at: 6), editedAt: row.isNull(at: 7) ? nil : row.string(at: 7),
-                      kind: MessageKind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9))
+                      kind: MessageKind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9),
+                      media: row.isNull(at: 10) ? nil : MessageMedia(name: row.string(at: 10), mimetype: row.isNull(at: 11) ? nil : row.string(at: 11),
+                                                                     size: row.isNull(at: 12) ? nil : row.int64(at: 12),
+                                                                     source: row.isNull(at: 13) ? nil : row.string(at: 13)))
     }
 }

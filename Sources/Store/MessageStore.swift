@@ -28,7 +28,7 @@ public struct FreeSpacePlan: Sendable, Equatable {
 /// let fresh = try await store.apply(batch, to: .primary, receivedAt: now, cursor: next)   // only the new ones
 /// ```
 public actor MessageStore {
-    public let location: StoreLocation
+    public nonisolated let location: StoreLocation
     private let connection: SQLiteConnection
     var connectionForReading: SQLiteConnection { connection }
     /// Mirrors of what is in the database, read without a query on every batch.
@@ -181,6 +181,14 @@ public actor MessageStore {
                         statement.bind(eventId, at: 9)
                         statement.bind(message.kind.rawValue, at: 10)
                         if let name = message.senderName { statement.bind(name, at: 11) } else { statement.bindNull(at: 11) }
+                        if let media = message.media {
+                            statement.bind(media.name, at: 12)
+                            if let type = media.mimetype { statement.bind(type, at: 13) } else { statement.bindNull(at: 13) }
+                            if let size = media.size { statement.bind(size, at: 14) } else { statement.bindNull(at: 14) }
+                            if let source = media.source { statement.bind(source, at: 15) } else { statement.bindNull(at: 15) }
+                        } else {
+                            for index in Int32(12)...15 { statement.bindNull(at: index) }
+                        }
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
@@ -204,7 +212,7 @@ public actor MessageStore {
                     if message.chatEncrypted { encryptedChats.insert(message.chatId) }
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt,
-                                               kind: message.kind, senderName: message.senderName))
+                                               kind: message.kind, senderName: message.senderName, media: message.media))
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)

@@ -50,6 +50,14 @@ public enum StoreLocation: Sendable, Equatable {
         return stem + ".token"
     }
 
+    /// Where files fetched for the page (a Matrix account's images and attachments) are kept
+    /// beside a file store: `store.sqlite` -> `store.media/`; nil for `:memory:`, which keeps none.
+    public var mediaCachePath: String? {
+        guard case .file(let path) = self else { return nil }
+        let stem = path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) : path
+        return stem + ".media"
+    }
+
     /// The path, or `:memory:`.
     public var description: String { sqlitePath }
 

@@ -5,7 +5,8 @@ extension JSONWriter {
     /// `messages` events carry too: `{"id","chatId","sender","text","sentAt"}`, and `"chatName"`
     /// after them when the chat has one.
     public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil,
-                                 editedAt: String? = nil, kind: String? = nil, senderName: String? = nil) {
+                                 editedAt: String? = nil, kind: String? = nil, senderName: String? = nil,
+                                 media: (name: String, mimetype: String?, size: Int64?, url: String?)? = nil) {
         raw(#"{"id":"#)
         number(id)
         raw(#","chatId":"#)
@@ -31,6 +32,17 @@ extension JSONWriter {
         if let senderName {
             raw(#","senderName":"#)
             string(senderName)
+        }
+        if let media {
+            raw(#","media":{"name":"#)
+            string(media.name)
+            raw(#","mimetype":"#)
+            if let type = media.mimetype { string(type) } else { null() }
+            raw(#","size":"#)
+            if let size = media.size { number(size) } else { null() }
+            raw(#","url":"#)
+            if let url = media.url { string(url) } else { null() }
+            raw("}")
         }
         raw("}")
     }

@@ -115,6 +115,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 403 on a call about one chat: the account may not do or see that (a room it was banned
     /// from, history it may not read); trying again will not change it.
     case forbidden(String)
+    /// The answer was larger than the caller allows (a file over the size cap).
+    case tooLarge(limit: Int)
     /// 429: asked to slow down; try again no sooner than `retryAfter` (nil: it did not say).
     case rateLimited(retryAfter: Duration?)
     /// The caller's task was cancelled.
@@ -126,6 +128,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .anotherPoller: "409 another poller took over"
         case .paymentDeclined: "402 payment declined"
         case .forbidden(let detail): "403 forbidden: \(detail)"
+        case .tooLarge(let limit): "larger than \(limit) bytes"
         case .serverError(let status): "server error \(status)"
         case .badResponse(let detail): "bad response: \(detail)"
         case .unreachable(let detail): "unreachable: \(detail)"

@@ -62,6 +62,26 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var kind: Kind?
     /// True when the chat is end-to-end encrypted (a Matrix room with `m.room.encryption`).
     public var chatEncrypted: Bool?
+    /// The file of an image or file message.
+    public var media: Media?
+
+    /// A message's file (CONTRACT section 10, `media`): its name, type and size as the sender
+    /// said, and where the upstream serves it (nil: it cannot be fetched here, e.g. an encrypted
+    /// attachment).
+    public struct Media: Sendable, Equatable, Codable {
+        public var name: String
+        public var mimetype: String?
+        public var size: Int64?
+        /// The upstream's own reference, `SERVER/MEDIA_ID` of an `mxc://` URI.
+        public var source: String?
+
+        public init(name: String, mimetype: String? = nil, size: Int64? = nil, source: String? = nil) {
+            self.name = name
+            self.mimetype = mimetype
+            self.size = size
+            self.source = source
+        }
+    }
 
     /// What a message is, as the page shows it.
     public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {

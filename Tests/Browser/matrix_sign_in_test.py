@@ -5,6 +5,7 @@ there: an edit changes its message in place, a deletion takes it out of the pane
 
 Usage: python3 matrix_sign_in_test.py DASHBOARD_BINARY SYNAPSE_PYTHON SCREENSHOT_DIR
 """
+import base64
 import os
 import re
 import sys
@@ -198,6 +199,37 @@ def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_
     assert shown == [f"old message {number}" for number in range(1, count + 1)], (len(shown), shown[:3], shown[-3:])
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-history")
+
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
+
+
+def test_an_image_shows_as_a_thumbnail_and_a_file_as_a_download_link(context):
+    driver, synapse = context.driver, context.synapse
+    bob = synapse.login("bob", "bob password")
+    synapse.register("frank", "frank password")
+    room = synapse.create_room(bob, "Pictures", ["@frank:localhost"])
+    frank = synapse.login("frank", "frank password")
+    synapse.join(frank, room)
+    picture = synapse.upload(bob, PNG, "image/png", "dot.png")
+    synapse.send_content(bob, room, {"msgtype": "m.image", "body": "dot.png", "url": picture, "info": {"mimetype": "image/png", "size": len(PNG)}})
+    notes = synapse.upload(bob, b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml", "notes.svg")
+    synapse.send_content(bob, room, {"msgtype": "m.file", "body": "notes.svg", "url": notes, "info": {"size": 41}})
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@frank:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "frank password"})
+    if context.dashboard:
+        context.dashboard.stop()
+    context.dashboard = dashboard
+    driver.get(dashboard.url)
+    wait(driver, lambda: visible(driver, '[data-messages-for="primary"] img.media-thumb'), seconds=20, message="the thumbnail")
+    wait(driver, lambda: driver.execute_script("const i = document.querySelector('img.media-thumb'); return i.complete && i.naturalWidth > 0"),
+         message="the thumbnail loaded through the dashboard")
+    image = find(driver, '[data-messages-for="primary"] img.media-thumb')
+    assert image.get_attribute("alt") == "dot.png"
+    link = find(driver, '[data-messages-for="primary"] a.media-file')
+    assert link.text.startswith("notes.svg") and link.get_attribute("download") == "notes.svg", link.text
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-media")
 
 
 def test_a_room_the_account_was_removed_from_is_an_archive_until_removed_after_a_question(context):

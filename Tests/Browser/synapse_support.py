@@ -118,6 +118,20 @@ rc_joins:
         return self.call("PUT", path, {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnAC", "sender_key": "k", "device_id": "D",
                                        "session_id": "s"}, token=token)["event_id"]
 
+    def upload(self, token, data, content_type, filename):
+        """Uploads a file to the homeserver's media repository; returns its mxc:// URI."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection.request("POST", f"/_matrix/media/v3/upload?filename={urllib.parse.quote(filename)}", body=data,
+                           headers={"Content-Type": content_type, "Authorization": f"Bearer {token}"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        connection.close()
+        return answer["content_uri"]
+
+    def send_content(self, token, room, content):
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
+        return self.call("PUT", path, content, token=token)["event_id"]
+
     def join(self, token, room):
         self.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=token)
 

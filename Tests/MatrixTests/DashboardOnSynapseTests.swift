@@ -151,6 +151,56 @@ struct DashboardOnSynapseTests {
         #expect(marker == fresh[1], "read here, so read on the phone")
     }
 
+    /// A PNG of 2 x 2 pixels.
+    static let png: [UInt8] = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")!)
+
+    @Test func imagesAndFilesComeThroughTheMediaRouteAsUploadedAndNothingRunsOrLeavesTheRules() async throws {
+        let world = try await World.make()
+        let picture = try await world.bob.upload(Self.png, contentType: "image/png", filename: "dot.png")
+        let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.utf8)
+        let drawing = try await world.bob.upload(svg, contentType: "image/svg+xml", filename: "drawing.svg")
+        _ = try await world.bob.sendContent(world.room, ["msgtype": "m.image", "body": "dot.png", "url": picture,
+                                                         "info": ["mimetype": "image/png", "size": Self.png.count, "w": 2, "h": 2]])
+        _ = try await world.bob.sendContent(world.room, ["msgtype": "m.file", "body": "drawing.svg", "url": drawing,
+                                                         "info": ["mimetype": "image/svg+xml", "size": svg.count]])
+        let dashboard = try await world.dashboard()
+        let state = try await dashboard.state { ($0[path: "messages", "primary"] as? [Any])?.count == 2 }
+        let messages = (state[path: "messages", "primary"] as? [[String: Any]] ?? []).reversed()
+        let image = try #require(messages.first)
+        #expect(image["kind"] as? String == "image")
+        #expect(image[path: "media", "name"] as? String == "dot.png")
+        #expect(image[path: "media", "mimetype"] as? String == "image/png")
+        let imageURL = try #require(image[path: "media", "url"] as? String)
+        let serverAndID = picture.dropFirst("mxc://".count).split(separator: "/").map { MatrixTestClient.pathComponent(String($0)) }
+        #expect(imageURL == "/api/media/\(serverAndID.joined(separator: "/"))")
+
+        let served = try await dashboard.fetch(imageURL)
+        #expect(served.status == 200)
+        #expect(served.body == Self.png, "the bytes bob uploaded")
+        #expect(served.header("Content-Type") == "image/png")
+        #expect(served.header("Content-Security-Policy") == "sandbox; default-src 'none'")
+        #expect(try await dashboard.fetch(imageURL + "?thumbnail=1").status == 200, "a thumbnail")
+
+        let file = try #require(messages.last)
+        #expect(file["kind"] as? String == "file")
+        let fileURL = try #require(file[path: "media", "url"] as? String)
+        let download = try await dashboard.fetch(fileURL)
+        #expect(download.body == svg)
+        #expect(download.header("Content-Type") == "application/octet-stream", "an SVG is never drawn by the page")
+        #expect(download.header("Content-Disposition") == "attachment")
+
+        // Nothing outside the homeserver's media of a checked id is ever asked for.
+        for hostile in ["/api/media/localhost/%2E%2E", "/api/media/..%2Fetc/passwd", "/api/media/localhost/a%2Fb",
+                        "/api/media/evil.example%2F..%2F/x", "/api/media/localhost/" + String(repeating: "a", count: 300), "/api/media/%00/x"] {
+            let status = try await dashboard.fetch(hostile).status
+            #expect(status == 400, "\(hostile): \(status)")
+        }
+        _ = await dashboard.stop()
+        // What was fetched is kept beside the store, for the next time the chat is opened.
+        let cached = (try? FileManager.default.contentsOfDirectory(atPath: world.folder.appendingPathComponent("store.media").path)) ?? []
+        #expect(cached.count == 3, "the image, its thumbnail and the file: \(cached)")
+    }
+
     @Test func roomsLeftOrKickedFromStayAsArchivesUntilTheyAreRemovedOnRequest() async throws {
         let world = try await World.make()
         let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)

@@ -116,6 +116,28 @@ struct SyncTranslationTests {
         #expect(messages.last?.text == UpstreamMessage.encryptedText, "never the ciphertext")
     }
 
+    @Test func imagesAndFilesCarryTheirFileAndHostileOrEncryptedOnesNoAddress() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$1", "sender": "@bob:x", "content": {"msgtype": "m.image", "body": "cat.png",
+             "url": "mxc://x/AbC", "info": {"mimetype": "image/png", "size": 1234}}},
+            {"type": "m.room.message", "event_id": "$2", "sender": "@bob:x", "content": {"msgtype": "m.file", "body": "look at this",
+             "filename": "report.pdf", "url": "mxc://x/Def", "info": {"size": -5}}},
+            {"type": "m.room.message", "event_id": "$3", "sender": "@bob:x", "content": {"msgtype": "m.image", "body": "evil.png",
+             "url": "mxc://x/../../etc", "info": {"mimetype": 7, "size": "huge"}}},
+            {"type": "m.room.message", "event_id": "$4", "sender": "@bob:x", "content": {"msgtype": "m.image", "body": "secret.png",
+             "file": {"url": "mxc://x/Enc", "key": {}, "iv": "", "hashes": {}, "v": "v2"}}},
+            {"type": "m.room.message", "event_id": "$5", "sender": "@bob:x", "content": {"msgtype": "m.text", "body": "mxc://x/AbC", "url": "mxc://x/AbC"}}
+            """)
+        #expect(messages.map(\.media) == [
+            UpstreamMessage.Media(name: "cat.png", mimetype: "image/png", size: 1234, source: "x/AbC"),
+            UpstreamMessage.Media(name: "report.pdf", mimetype: nil, size: nil, source: "x/Def"),
+            UpstreamMessage.Media(name: "evil.png", mimetype: nil, size: nil, source: nil),
+            UpstreamMessage.Media(name: "secret.png", mimetype: nil, size: nil, source: nil),
+            nil,
+        ])
+        #expect(messages[1].text == "look at this", "with a filename, the body is a caption")
+    }
+
     @Test func aSenderIsNamedAsTheRoomNamedThemWhenTheyWrote() throws {
         var members = RoomMembers()
         func member(_ user: String, _ content: String) throws -> RoomEvent {

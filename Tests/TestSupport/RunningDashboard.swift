@@ -49,6 +49,16 @@ public final class RunningDashboard: Sendable {
 
     public var host: String { "127.0.0.1:\(port)" }
 
+    /// A GET with the token, the answer as it came (status, headers, bytes).
+    public func fetch(_ path: String) async throws -> RawClient.Response {
+        let host = self.host, port = self.port, authorization = self.authorization
+        return try await RawClient.run {
+            let client = try RawClient(port: port, timeoutSeconds: 70)
+            try client.send(rawGet(path, host: host, extraHeaders: authorization))
+            return try client.readResponse()
+        }
+    }
+
     /// A GET of the dashboard's API, decoded as a JSON object.
     public func json(_ path: String) async throws -> [String: Any] {
         let host = self.host, port = self.port, authorization = self.authorization

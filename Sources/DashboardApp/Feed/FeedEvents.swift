@@ -68,7 +68,8 @@ struct MessagesEvent: Sendable {
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
             json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
-                         chatName: message.chatName, editedAt: message.editedAt, kind: message.kind.rawValue, senderName: message.senderName)
+                         chatName: message.chatName, editedAt: message.editedAt, kind: message.kind.rawValue, senderName: message.senderName,
+                         media: message.media.map { ($0.name, $0.mimetype, $0.size, MessagePageBody.mediaURL($0.source)) })
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

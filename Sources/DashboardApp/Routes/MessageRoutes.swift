@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Store
+import Upstream
 
 /// `GET /api/messages?account=...&chat=ID&before=...&limit=N`: stored messages for scroll-back,
 /// newest first, one chat's when `chat` is given (CONTRACT sections 5 and 9).
@@ -60,6 +61,27 @@ struct MessagePageBody: Codable, Sendable {
         var kind: String
         /// Left out when the upstream names senders by their id only.
         var senderName: String?
+        /// An image's or a file's: left out for other messages.
+        var media: Media?
+
+        /// `{"name", "mimetype", "size", "url"}`: `url` is the dashboard's own `/api/media/...`, null
+        /// when the file cannot be fetched here (an encrypted attachment).
+        struct Media: Codable, Sendable {
+            var name: String
+            var mimetype: String?
+            var size: Int64?
+            var url: String?
+
+            enum CodingKeys: String, CodingKey { case name, mimetype, size, url }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(name, forKey: .name)
+                try container.encode(mimetype, forKey: .mimetype)
+                try container.encode(size, forKey: .size)
+                try container.encode(url, forKey: .url)
+            }
+        }
     }
 
     var messages: [Message]
@@ -74,8 +96,22 @@ struct MessagePageBody: Codable, Sendable {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
-                    senderName: $0.senderName)
+                    senderName: $0.senderName, media: $0.media.map(media))
         }
+    }
+
+    static func media(_ media: MessageMedia) -> Message.Media {
+        Message.Media(name: media.name, mimetype: media.mimetype, size: media.size, url: mediaURL(media.source))
+    }
+
+    /// `/api/media/SERVER/MEDIA_ID` of a stored reference (each part percent-encoded), nil when
+    /// there is none or it does not pass the checks the media route makes.
+    static func mediaURL(_ source: String?) -> String? {
+        guard let source, let reference = MediaReference(path: source) else { return nil }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encode = { (part: String) in part.addingPercentEncoding(withAllowedCharacters: allowed) ?? part }
+        return "/api/media/\(encode(reference.server))/\(encode(reference.mediaID))"
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -18,6 +18,14 @@ public enum SecurityHeaders {
         return ResponseFinishing(setting: headers)
     }()
 
+    /// For a message's file (`/api/media/...`): whatever it holds runs nothing (a sandbox with no
+    /// sources), and its caching is the route's own (a file is; a refusal is not).
+    public static let media: ResponseFinishing = {
+        var headers = common
+        headers.set("Content-Security-Policy", "sandbox; default-src 'none'")
+        return ResponseFinishing(setting: headers)
+    }()
+
     /// For the API: never cached. Every poll answer carries these, so nothing here is decoration
     /// (each byte is read by every client, thousands of times per message in a fan-out).
     public static let api: ResponseFinishing = {

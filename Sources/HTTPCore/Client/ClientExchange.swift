@@ -33,13 +33,14 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
     private let completion = Mutex(Completion.pending)
     private var outbound = OutboundQueue()
     private var decoder: HTTPResponseDecoder
+    private let maxResponseBytes: Int
     private var fd: Int32 = -1
     private var connected = false
     private var timer: TimerHeap.ID?
     private var done = false
 
     init(loop: EventLoop, address: ResolvedAddress, addressKey: String, idleConnections: IdleConnections,
-         request: [UInt8], expectsBody: Bool, mayRepeat: Bool, timeout: Duration) {
+         request: [UInt8], expectsBody: Bool, mayRepeat: Bool, timeout: Duration, maxResponseBytes: Int = 64 * 1024 * 1024) {
         self.loop = loop
         self.address = address
         self.addressKey = addressKey
@@ -48,7 +49,8 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         self.expectsBody = expectsBody
         self.mayRepeat = mayRepeat
         self.timeout = timeout
-        self.decoder = HTTPResponseDecoder(expectsBody: expectsBody)
+        self.maxResponseBytes = maxResponseBytes
+        self.decoder = HTTPResponseDecoder(maxBytes: maxResponseBytes, expectsBody: expectsBody)
         outbound.append(request)
     }
 
@@ -167,14 +169,14 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
                 switch outcome {
                 case .success(let response?): return end(.success(response))
                 case .success(nil): continue
-                case .failure(let failure): return end(.failure(Self.clientError(failure)))
+                case .failure(let failure): return end(.failure(clientError(failure)))
                 }
             }
             if count == 0 {
                 do {
                     return end(.success(try decoder.finish()))
                 } catch {
-                    return end(.failure(Self.clientError(error)))
+                    return end(.failure(clientError(error)))
                 }
             }
             switch errno {
@@ -195,7 +197,7 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         connected = false
         outbound = OutboundQueue()
         outbound.append(request)
-        decoder = HTTPResponseDecoder(expectsBody: expectsBody)
+        decoder = HTTPResponseDecoder(maxBytes: maxResponseBytes, expectsBody: expectsBody)
         begin(mayReuse: false)
     }
 
@@ -206,10 +208,10 @@ final class ClientExchange: EventLoopHandler, @unchecked Sendable {
         }
     }
 
-    private static func clientError(_ failure: HTTPResponseDecoder.Failure) -> HTTPClientError {
+    private func clientError(_ failure: HTTPResponseDecoder.Failure) -> HTTPClientError {
         switch failure {
         case .truncated: .connectionLost("closed before the response was complete")
-        case .tooLarge: .malformedResponse("response too large")
+        case .tooLarge: .tooLarge(limit: maxResponseBytes)
         case .malformed(let detail): .malformedResponse(detail)
         }
     }

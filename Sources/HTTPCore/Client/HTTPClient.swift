@@ -11,12 +11,15 @@ public struct HTTPClientRequest: Sendable {
     public var target: String
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// A response larger than this (head and body) fails with `HTTPClientError.tooLarge`.
+    public var maxResponseBytes: Int
 
-    public init(method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+    public init(method: String, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], maxResponseBytes: Int = 64 * 1024 * 1024) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.maxResponseBytes = maxResponseBytes
     }
 }
 
@@ -30,6 +33,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case connectionLost(String)
     /// The response was not HTTP we can read.
     case malformedResponse(String)
+    /// The response was larger than the request's `maxResponseBytes`.
+    case tooLarge(limit: Int)
     case timedOut
     case cancelled
 
@@ -39,6 +44,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .connect(let detail): "cannot connect: \(detail)"
         case .connectionLost(let detail): "connection lost: \(detail)"
         case .malformedResponse(let detail): "malformed response: \(detail)"
+        case .tooLarge(let limit): "response larger than \(limit) bytes"
         case .timedOut: "timed out"
         case .cancelled: "cancelled"
         }
@@ -73,7 +79,8 @@ public final class HTTPClient: Sendable {
         default: request.headers["Idempotency-Key"] != nil
         }
         let exchange = ClientExchange(loop: loop, address: address, addressKey: "\(host):\(port)", idleConnections: idleConnections,
-                                      request: bytes, expectsBody: request.method != "HEAD", mayRepeat: mayRepeat, timeout: timeout)
+                                      request: bytes, expectsBody: request.method != "HEAD", mayRepeat: mayRepeat, timeout: timeout,
+                                      maxResponseBytes: request.maxResponseBytes)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in

@@ -19,6 +19,8 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public var senderName: String?
     /// The chat is end-to-end encrypted: the store marks it so.
     public var chatEncrypted = false
+    /// The file of an image or file message.
+    public var media: MessageMedia?
 
     /// What an event does to another message of the copy (CONTRACT section 10).
     public enum Relation: Sendable, Equatable, Codable {
@@ -73,9 +75,13 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var kind: MessageKind = .text
     /// The sender as the chat names them (a Matrix display name); nil: `sender`.
     public var senderName: String?
+    /// The file of an image or file message.
+    public var media: MessageMedia?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
-                chatName: String? = nil, editedAt: String? = nil, kind: MessageKind = .text, senderName: String? = nil) {
+                chatName: String? = nil, editedAt: String? = nil, kind: MessageKind = .text, senderName: String? = nil,
+                media: MessageMedia? = nil) {
+        self.media = media
         self.kind = kind
         self.senderName = senderName
         self.account = account
@@ -87,6 +93,22 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.receivedAt = receivedAt
         self.chatName = chatName
         self.editedAt = editedAt
+    }
+}
+
+/// A message's file: its name, type and size as the sender said, and the upstream's reference to
+/// it (`SERVER/MEDIA_ID`; nil when it cannot be fetched here).
+public struct MessageMedia: Sendable, Equatable, Codable {
+    public var name: String
+    public var mimetype: String?
+    public var size: Int64?
+    public var source: String?
+
+    public init(name: String, mimetype: String? = nil, size: Int64? = nil, source: String? = nil) {
+        self.name = name
+        self.mimetype = mimetype
+        self.size = size
+        self.source = source
     }
 }
 

@@ -186,6 +186,14 @@ enum Migrations {
         """
         ALTER TABLE chats ADD COLUMN membership TEXT NOT NULL DEFAULT 'join';
         """,
+        // 14: the file of an image or file message: its name, type and size as sent, and the
+        // upstream's reference to it (a Matrix `mxc://` server and media id), fetched on demand.
+        """
+        ALTER TABLE messages ADD COLUMN media_name TEXT;
+        ALTER TABLE messages ADD COLUMN media_type TEXT;
+        ALTER TABLE messages ADD COLUMN media_size INTEGER;
+        ALTER TABLE messages ADD COLUMN media_source TEXT;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

@@ -41,14 +41,14 @@ enum SearchQueries {
             // the messages: a search of two common words matches a third of a large store, and
             // reading every match's row before sorting made it ten times slower (lp-bench search).
             let statement = try connection.statement(chat == nil ? """
-                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name
+                SELECT \(MessageQueries.columns)
                 FROM (SELECT rowid, rank FROM message_search WHERE message_search MATCH ?1 AND (rowid & 1) = ?2
                       ORDER BY rank, rowid DESC LIMIT ?4) s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
                 ORDER BY s.rank, s.rowid DESC
                 """ : """
-                SELECT m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name
+                SELECT \(MessageQueries.columns)
                 FROM message_search s
                 JOIN messages m ON m.account = (s.rowid & 1) AND m.id = (s.rowid >> 1)
                 LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id

@@ -202,6 +202,21 @@ struct MatrixTestClient: Sendable {
         return answer.event_id
     }
 
+    /// `POST /_matrix/media/v3/upload` of `bytes` as `contentType`; returns the `mxc://` URI.
+    func upload(_ bytes: [UInt8], contentType: String, filename: String) async throws -> String {
+        var request = HTTPClientRequest(method: "POST", target: "/_matrix/media/v3/upload?filename=\(Self.pathComponent(filename))", body: bytes)
+        request.headers.add("Content-Type", contentType)
+        guard let token = session?.accessToken else { throw MatrixTestClientError.notSignedIn("upload") }
+        request.headers.add("Authorization", "Bearer \(token)")
+        let response = try await Self.http.send(request, host: host, port: port, timeout: .seconds(30))
+        guard (200..<300).contains(response.status) else {
+            throw MatrixTestClientError.refused("upload", status: response.status, MatrixTestClientError.MatrixError(response.body))
+        }
+        struct Answer: Decodable { var content_uri: String }
+        let answer: Answer = try decode(response.body)
+        return answer.content_uri
+    }
+
     /// An edit of `eventId` as Element sends it: a `* ` fallback body and `m.new_content`.
     func edit(_ roomId: String, _ eventId: String, to text: String) async throws -> String {
         try await sendContent(roomId, ["msgtype": "m.text", "body": "* \(text)", "m.new_content": ["msgtype": "m.text", "body": text],
