@@ -10,7 +10,7 @@ import {
   renderHistoryProgress, wireChats,
 } from "./chats.js";
 import { formatWhen } from "./dates.js";
-import { $, element, refreshTimes } from "./dom.js";
+import { $, element, refreshTimes, setReplyLookup } from "./dom.js";
 import { announce, attemptRunningHere, noteAttemptEvent, resetRemoteAttempts, setOff, setProcessReachable } from "./errors.js";
 import { focusFirst, restoreFocus, watchFocus } from "./focus.js";
 import { focusAfter } from "./focusrules.js";
@@ -388,6 +388,7 @@ function start(session, snapshot) {
   if (!wired) {
     wired = true;
     wireControls();
+    setReplyLookup((account, id) => lists[account]?.find(id));
     wireChats();
     wireSearch();
     if (session.simulator) {

@@ -61,11 +61,26 @@ export function senderOf(message) {
 
 /** The text row of a message, by its kind: an emote as "* name text", an encrypted one as a
  *  plain note (its text is the server's placeholder, never the message). */
+let replyLookup = () => undefined;
+
+/** `lookup(account, id)` finds a loaded message, for the line a reply shows above its text. */
+export function setReplyLookup(lookup) {
+  replyLookup = lookup;
+}
+
 export function messageText(message) {
   const kind = message.kind ?? "text";
-  if ((kind === "image" || kind === "file") && message.media) return mediaBlock(kind, message);
-  const text = kind === "emote" ? `* ${senderOf(message)} ${message.text}` : message.text;
-  return element("div", { className: `text kind-${kind}`, text });
+  const body = (kind === "image" || kind === "file") && message.media ? mediaBlock(kind, message)
+    : element("div", { className: `text kind-${kind}`, text: kind === "emote" ? `* ${senderOf(message)} ${message.text}` : message.text });
+  if (!("replyTo" in message)) return body;
+  return element("div", { className: "reply" }, [replyNote(message), body]);
+}
+
+/** "In reply to bob: lunch at noon", or, when that message is not loaded here, that it is earlier. */
+function replyNote(message) {
+  const original = message.replyTo == null ? undefined : replyLookup(message.account, message.replyTo);
+  const text = original ? `In reply to ${senderOf(original)}: ${original.text.slice(0, 120)}` : "In reply to an earlier message";
+  return element("div", { className: "reply-note muted", text });
 }
 
 /** An image as a lazy thumbnail of a fixed height (nothing moves when it loads) that opens the

@@ -83,6 +83,9 @@ export class MessageList {
 
   has(id) { return this.ids.has(id); }
 
+  /** The loaded message with `id`, if any. */
+  find(id) { return this.ids.has(id) ? this.items.find((message) => message.id === id) : undefined; }
+
   /** The oldest loaded id, for the next page of scroll-back. */
   oldestId() { return this.items.at(-1)?.id; }
 

@@ -549,6 +549,7 @@ public actor SyncEngine {
         if let kind = message.kind { incoming.kind = MessageKind(rawValue: kind.rawValue) ?? .file }
         incoming.senderName = message.senderName
         incoming.chatEncrypted = message.chatEncrypted ?? false
+        incoming.replyToEvent = message.replyTo
         incoming.media = message.media.map { MessageMedia(name: $0.name, mimetype: $0.mimetype, size: $0.size, source: $0.source) }
         return incoming
     }

@@ -4,7 +4,9 @@ import SQLite
 enum MessageQueries {
     static let columns = """
         m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name, \
-        m.media_name, m.media_type, m.media_size, m.media_source
+        m.media_name, m.media_type, m.media_size, m.media_source, m.reply_to_event IS NOT NULL, \
+        CASE WHEN m.reply_to_event IS NULL THEN NULL ELSE \
+        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END
         """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
@@ -56,6 +58,7 @@ enum MessageQueries {
                       kind: MessageKind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9),
                       media: row.isNull(at: 10) ? nil : MessageMedia(name: row.string(at: 10), mimetype: row.isNull(at: 11) ? nil : row.string(at: 11),
                                                                      size: row.isNull(at: 12) ? nil : row.int64(at: 12),
-                                                                     source: row.isNull(at: 13) ? nil : row.string(at: 13)))
+                                                                     source: row.isNull(at: 13) ? nil : row.string(at: 13)),
+                      isReply: row.int64(at: 14) != 0, replyTo: row.isNull(at: 15) ? nil : row.int64(at: 15))
     }
 }

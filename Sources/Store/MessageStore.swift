@@ -189,6 +189,7 @@ public actor MessageStore {
                         } else {
                             for index in Int32(12)...15 { statement.bindNull(at: index) }
                         }
+                        if let reply = message.replyToEvent { statement.bind(reply, at: 16) } else { statement.bindNull(at: 16) }
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
@@ -212,7 +213,9 @@ public actor MessageStore {
                     if message.chatEncrypted { encryptedChats.insert(message.chatId) }
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt,
-                                               kind: message.kind, senderName: message.senderName, media: message.media))
+                                               kind: message.kind, senderName: message.senderName, media: message.media,
+                                               isReply: message.replyToEvent != nil,
+                                               replyTo: try message.replyToEvent.flatMap { try storedID(of: $0, account: account) }))
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)
@@ -306,6 +309,11 @@ public actor MessageStore {
     private func newestLocalID(of account: AccountRole) throws(SQLiteError) -> Int64 {
         let stored = try connection.scalarInt("SELECT max(id) FROM messages WHERE account = ?", .integer(account.rawValue)) ?? 0
         return max(stored, newestIDs[account] ?? 0, Migrations.firstEventMessageID - 1)
+    }
+
+    /// The stored id of the message with `eventID`, if it is in the copy.
+    private func storedID(of eventID: String, account: AccountRole) throws(SQLiteError) -> Int64? {
+        try connection.scalarInt("SELECT id FROM messages WHERE account = ?1 AND event_id = ?2", .integer(account.rawValue), .text(eventID))
     }
 
     /// The number below which older history is numbered: the lowest of the account's messages

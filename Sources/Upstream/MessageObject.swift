@@ -6,7 +6,7 @@ extension JSONWriter {
     /// after them when the chat has one.
     public mutating func message(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, chatName: String? = nil,
                                  editedAt: String? = nil, kind: String? = nil, senderName: String? = nil,
-                                 media: (name: String, mimetype: String?, size: Int64?, url: String?)? = nil) {
+                                 media: (name: String, mimetype: String?, size: Int64?, url: String?)? = nil, replyTo: Int64?? = nil) {
         raw(#"{"id":"#)
         number(id)
         raw(#","chatId":"#)
@@ -43,6 +43,10 @@ extension JSONWriter {
             raw(#","url":"#)
             if let url = media.url { string(url) } else { null() }
             raw("}")
+        }
+        if let replyTo {
+            raw(#","replyTo":"#)
+            if let id = replyTo { number(id) } else { null() }
         }
         raw("}")
     }

@@ -64,6 +64,8 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var chatEncrypted: Bool?
     /// The file of an image or file message.
     public var media: Media?
+    /// The event id of the message this one replies to (Matrix `m.in_reply_to`).
+    public var replyTo: String?
 
     /// A message's file (CONTRACT section 10, `media`): its name, type and size as the sender
     /// said, and where the upstream serves it (nil: it cannot be fetched here, e.g. an encrypted

@@ -212,7 +212,8 @@ def test_an_image_shows_as_a_thumbnail_and_a_file_as_a_download_link(context):
     frank = synapse.login("frank", "frank password")
     synapse.join(frank, room)
     picture = synapse.upload(bob, PNG, "image/png", "dot.png")
-    synapse.send_content(bob, room, {"msgtype": "m.image", "body": "dot.png", "url": picture, "info": {"mimetype": "image/png", "size": len(PNG)}})
+    image_event = synapse.send_content(bob, room, {"msgtype": "m.image", "body": "dot.png", "url": picture,
+                                                   "info": {"mimetype": "image/png", "size": len(PNG)}})
     notes = synapse.upload(bob, b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml", "notes.svg")
     synapse.send_content(bob, room, {"msgtype": "m.file", "body": "notes.svg", "url": notes, "info": {"size": 41}})
     dashboard = Dashboard(DASHBOARD, "--matrix-user", "@frank:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
@@ -228,6 +229,12 @@ def test_an_image_shows_as_a_thumbnail_and_a_file_as_a_download_link(context):
     assert image.get_attribute("alt") == "dot.png"
     link = find(driver, '[data-messages-for="primary"] a.media-file')
     assert link.text.startswith("notes.svg") and link.get_attribute("download") == "notes.svg", link.text
+    # A reply, as Element sends it (with the quoted fallback), says what it answers.
+    synapse.send_content(bob, room, {"msgtype": "m.text", "body": "> <@bob:localhost> sent an image.\n\nnice dot",
+                                     "m.relates_to": {"m.in_reply_to": {"event_id": image_event}}})
+    wait(driver, lambda: "nice dot" in texts(driver, "primary"), seconds=15, message="the reply")
+    note = driver.execute_script("""return [...document.querySelectorAll('[data-messages-for="primary"] .reply-note')].map(n => n.textContent)""")
+    assert note == ["In reply to bob: dot.png"], note
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-media")
 

@@ -480,8 +480,7 @@ struct DashboardOnSynapseTests {
 
         // Live, acted on by another client while the dashboard watches.
         let plan = try await world.bob.send(world.room, text: "meet at the door")
-        let reply = try await world.bob.reply(world.room, to: plan, quoting: "meet at the door", by: world.bob.session?.userId ?? "", text: "or inside?")
-        _ = reply
+        _ = try await world.bob.reply(world.room, to: plan, quoting: "meet at the door", by: world.bob.session?.userId ?? "", text: "or inside?")
         _ = try await world.bob.edit(world.room, plan, to: "meet at the back door")
         try await world.bob.redact(world.room, typo)
         var seq = first["seq"] as? Int ?? 0
@@ -505,6 +504,9 @@ struct DashboardOnSynapseTests {
         let page = try await dashboard.json("/api/messages?account=primary")
         let edited = (page["messages"] as? [[String: Any]] ?? []).first { $0["text"] as? String == "meet at the back door" }
         #expect(edited?["editedAt"] is String)
+        let answer = (page["messages"] as? [[String: Any]] ?? []).first { $0["text"] as? String == "or inside?" }
+        #expect(answer?["replyTo"] as? Int64 == edited?["id"] as? Int64, "a reply names the stored message it answers")
+        #expect(edited?.keys.contains("replyTo") == false, "a message that is no reply has no replyTo")
         let search = try await dashboard.json("/api/search?q=door&account=primary")
         #expect((search["results"] as? [[String: Any]] ?? []).count == 1)
         let old = try await dashboard.json("/api/search?q=nonn&account=primary")

@@ -102,6 +102,19 @@ struct OlderHistoryTests {
         try await consistent()
     }
 
+    @Test func aReplyNamesItsOriginalOnceTheOriginalIsInTheCopyWhicheverCameFirst() async throws {
+        var reply = message(50)
+        reply.replyToEvent = "$9-10"
+        let stored = try await store.applyBatch([reply], to: .primary, receivedAt: "now", cursor: "s1",
+                                                chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
+        #expect(stored.fresh.first?.isReply == true && stored.fresh.first?.replyTo == nil, "the original is not here yet")
+        _ = try await store.applyOlder(page(9...11), to: .primary, chat: 9, receivedAt: "now", next: nil)
+        let messages = try await store.messages(of: .primary, chat: 9).messages
+        let original = try #require(messages.first { $0.text == "message 10" })
+        #expect(messages.first { $0.text == "message 50" }?.replyTo == original.id)
+        #expect(original.isReply == false && original.replyTo == nil)
+    }
+
     @Test func aPageThatDoesNotFitIsNotWrittenAndTheChatStaysWhereItWas() async throws {
         try await store.setQuota(3_000)
         _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",

@@ -69,7 +69,8 @@ struct MessagesEvent: Sendable {
             if index > 0 { json.raw(",") }
             json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
                          chatName: message.chatName, editedAt: message.editedAt, kind: message.kind.rawValue, senderName: message.senderName,
-                         media: message.media.map { ($0.name, $0.mimetype, $0.size, MessagePageBody.mediaURL($0.source)) })
+                         media: message.media.map { ($0.name, $0.mimetype, $0.size, MessagePageBody.mediaURL($0.source)) },
+                         replyTo: message.isReply ? .some(message.replyTo) : nil)
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)

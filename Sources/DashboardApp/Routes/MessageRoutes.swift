@@ -63,6 +63,9 @@ struct MessagePageBody: Codable, Sendable {
         var senderName: String?
         /// An image's or a file's: left out for other messages.
         var media: Media?
+        /// For a reply: the stored id of the message it replies to, or null when that one is not in
+        /// the copy; left out for a message that is no reply.
+        var replyTo: Int64??
 
         /// `{"name", "mimetype", "size", "url"}`: `url` is the dashboard's own `/api/media/...`, null
         /// when the file cannot be fetched here (an encrypted attachment).
@@ -96,7 +99,7 @@ struct MessagePageBody: Codable, Sendable {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
-                    senderName: $0.senderName, media: $0.media.map(media))
+                    senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil)
         }
     }
 

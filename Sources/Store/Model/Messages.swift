@@ -21,6 +21,8 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public var chatEncrypted = false
     /// The file of an image or file message.
     public var media: MessageMedia?
+    /// The event id of the message this one replies to.
+    public var replyToEvent: String?
 
     /// What an event does to another message of the copy (CONTRACT section 10).
     public enum Relation: Sendable, Equatable, Codable {
@@ -77,11 +79,17 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var senderName: String?
     /// The file of an image or file message.
     public var media: MessageMedia?
+    /// For a reply: the stored id of the message it replies to, nil when that one is not in the copy.
+    public var replyTo: Int64?
+    /// Whether it is a reply at all (`replyTo` may still be nil).
+    public var isReply = false
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
                 chatName: String? = nil, editedAt: String? = nil, kind: MessageKind = .text, senderName: String? = nil,
-                media: MessageMedia? = nil) {
+                media: MessageMedia? = nil, isReply: Bool = false, replyTo: Int64? = nil) {
         self.media = media
+        self.isReply = isReply
+        self.replyTo = replyTo
         self.kind = kind
         self.senderName = senderName
         self.account = account

@@ -194,6 +194,11 @@ enum Migrations {
         ALTER TABLE messages ADD COLUMN media_size INTEGER;
         ALTER TABLE messages ADD COLUMN media_source TEXT;
         """,
+        // 15: replies: the event id a message replies to, resolved to the stored message when read,
+        // so a reply whose original comes later (history, newest first) finds it then.
+        """
+        ALTER TABLE messages ADD COLUMN reply_to_event TEXT;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered
