@@ -67,6 +67,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         var knowsFullState = false
         /// Each joined room by the number the copy knows it as, for calls about a chat.
         var rooms: [Int64: String] = [:]
+        /// Messages that could not be read (no text body, a body of another type) were skipped and said so once.
+        var toldOfUnreadable = false
     }
 
     private let user: String
@@ -204,7 +206,14 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                 // In timeline order: a display name changed before a message is the one it shows.
                 return events.compactMap { event -> UpstreamMessage? in
                     if event.stateKey != nil { state.members.learn(event, in: roomID) }
-                    guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else { return nil }
+                    guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else {
+                        if event.type == "m.room.message", !state.toldOfUnreadable {
+                            // Logged once: another client's broken events can come by the thousand.
+                            state.toldOfUnreadable = true
+                            log.info("skipped a message of \(roomID) that has no readable text (\(event.eventId ?? "no event id")); such messages are skipped quietly from now on")
+                        }
+                        return nil
+                    }
                     message.senderName = state.members.name(of: message.sender, in: roomID)
                     if state.members.isEncrypted(roomID) { message.chatEncrypted = true }
                     return message

@@ -594,7 +594,9 @@ struct DashboardOnSynapseTests {
                 "stored plainly or skipped; nothing else in the batch lost")
         let state = try await dashboard.json("/api/state")
         #expect(state[path: "connection", "state"] as? String == "live")
-        _ = await dashboard.stop()
+        let exit = await dashboard.stop()
+        #expect(exit.stderr.components(separatedBy: "such messages are skipped quietly from now on").count == 2,
+                "the unreadable ones are said once in the log, not once each")
     }
 
     /// The texts of alice's stored messages, newest first, as the page reads them.
