@@ -247,7 +247,8 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   $("#chat-export").href = `/api/export?account=${chatAccount}&chat=${chatId}`;
   $("#chat-messages").replaceChildren();
   $("#chat-error").replaceChildren();
-  $("#chat-encrypted").hidden = !known?.encrypted;
+  // Encrypted and unreadable here; through a decrypting proxy (pantalaimon) its messages are readable.
+  $("#chat-encrypted").hidden = !(known?.encrypted && known.unreadable !== false);
   renderArchived(known);
   if (!dialog.open) dialog.showModal();
   $("#chat-view-title").focus();

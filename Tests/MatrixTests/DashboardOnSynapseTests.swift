@@ -117,6 +117,31 @@ struct DashboardOnSynapseTests {
         return nil
     }
 
+    @Test func editsRedactionsAndRepliesInOlderHistoryActAsInALiveSync() async throws {
+        let world = try await World.make()
+        let typo = try await world.bob.send(world.room, text: "lunch at nonn")
+        let regret = try await world.bob.send(world.room, text: "something to take back")
+        _ = try await world.bob.reply(world.room, to: typo, quoting: "lunch at nonn", by: world.bob.session?.userId ?? "", text: "which place?")
+        _ = try await world.bob.edit(world.room, typo, to: "lunch at noon")
+        try await world.bob.redact(world.room, regret)
+        _ = try await world.bob.sendMany(world.room, count: 8, prefix: "later")
+        // A timeline of 5: all of the above but the last five come through history, newest first,
+        // so the edit and the redaction arrive before the messages they act on.
+        let dashboard = try await world.dashboard(timelineLimit: 5)
+        let done = try await dashboard.state(until: { $0[path: "history", "complete"] as? Bool == true }, rounds: 100)
+        #expect(done[path: "history", "complete"] as? Bool == true)
+        let page = try await dashboard.json("/api/messages?account=primary&limit=100")
+        let messages = page["messages"] as? [[String: Any]] ?? []
+        #expect(messages.compactMap { $0["text"] as? String }.reversed() == ["lunch at noon", "which place?"] + (1...8).map { "later \($0)" },
+                "the edit shown on its message, the deleted one gone, the reply without its quote")
+        let original = messages.first { $0["text"] as? String == "lunch at noon" }
+        #expect(original?["editedAt"] is String)
+        #expect(messages.first { $0["text"] as? String == "which place?" }?["replyTo"] as? Int64 == original?["id"] as? Int64)
+        let old = try await dashboard.json("/api/search?q=nonn&account=primary")
+        #expect((old["results"] as? [[String: Any]] ?? []).isEmpty, "the old words are not found")
+        _ = await dashboard.stop()
+    }
+
     @Test func aChatReadElsewhereIsReadHereAndOneReadHereIsReadInTheAccountsOtherClients() async throws {
         let world = try await World.make()
         let dashboard = try await world.dashboard()

@@ -150,6 +150,24 @@ struct EditsAndRedactionsTests {
         try await consistent()
     }
 
+    @Test func anEncryptedChatIsUnreadableOnlyWhileItHoldsMessagesThatCannotBeRead() async throws {
+        var secret = message("$x", "Encrypted message: this dashboard cannot read it.")
+        secret.kind = .encrypted
+        secret.chatEncrypted = true
+        _ = try await batch([secret])
+        #expect(try await store.chats(of: .primary).first?.unreadable == true)
+        #expect(try await store.search(SearchQuery("hello"), account: .primary).encryptedChatsNotSearched == 1)
+        // Through a decrypting proxy the room's messages come readable.
+        _ = try await batch([redaction("$r", of: "$x")])
+        var readable = message("$y", "hello through the proxy", at: 3)
+        readable.chatEncrypted = true
+        _ = try await batch([readable])
+        let chat = try #require(try await store.chats(of: .primary).first)
+        #expect(chat.encrypted && !chat.unreadable)
+        #expect(try await store.search(SearchQuery("hello"), account: .primary).encryptedChatsNotSearched == 0)
+        #expect(try await found("proxy") == ["hello through the proxy"])
+    }
+
     @Test func theEditsSurviveAReopen() async throws {
         _ = try await batch([edit("$e1", of: "$a", "edited", at: 5), redaction("$r", of: "$gone")])
         let reopened = try MessageStore(location: .file(folder.path + "/store.sqlite"))

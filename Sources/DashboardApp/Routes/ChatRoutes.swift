@@ -121,9 +121,11 @@ struct ChatBody: Encodable, Sendable {
     var lastMessageAt: String?
     var encrypted: Bool
     var membership: String
+    var unreadable: Bool
 
     init(_ chat: ChatSummary) {
         encrypted = chat.encrypted
+        unreadable = chat.unreadable
         membership = chat.membership.rawValue
         id = chat.id
         name = chat.name
@@ -132,7 +134,7 @@ struct ChatBody: Encodable, Sendable {
         lastMessageAt = chat.lastMessageAt
     }
 
-    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted, membership }
+    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted, membership, unreadable }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -143,6 +145,7 @@ struct ChatBody: Encodable, Sendable {
         try container.encode(lastMessageAt, forKey: .lastMessageAt)
         try container.encode(encrypted, forKey: .encrypted)
         try container.encode(membership, forKey: .membership)
+        try container.encode(unreadable, forKey: .unreadable)
     }
 }
 

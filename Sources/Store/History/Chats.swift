@@ -15,11 +15,15 @@ public struct ChatSummary: Sendable, Equatable {
     public var encrypted: Bool
     /// Whether the account is still in it; a chat it left (or was removed from) is an archive.
     public var membership: ChatMembership
+    /// Encrypted, and its messages cannot be read here (no decrypting proxy such as pantalaimon
+    /// in front of the homeserver).
+    public var unreadable: Bool
 
     public init(id: Int64, name: String?, messageCount: Int64, unread: Int64, lastMessageAt: String?, lastMessageId: Int64,
-                encrypted: Bool = false, membership: ChatMembership = .join) {
+                encrypted: Bool = false, membership: ChatMembership = .join, unreadable: Bool = false) {
         self.encrypted = encrypted
         self.membership = membership
+        self.unreadable = unreadable
         self.id = id
         self.name = name
         self.messageCount = messageCount
@@ -74,15 +78,24 @@ public enum UnreadCounting: Sendable, Equatable {
 
 enum ChatQueries {
     /// `account`'s chats, newest activity first.
+    /// Of an encrypted chat `c`: its messages cannot be read here. Some are stored as unreadable,
+    /// or none at all is (a room read through a decrypting proxy has readable ones).
+    static let unreadable = """
+        (c.message_count = 0 OR EXISTS (SELECT 1 FROM messages u
+                                        WHERE u.account = c.account AND u.chat_id = c.chat_id AND u.kind = 'encrypted'))
+        """
+
     static func chats(_ connection: SQLiteConnection, account: AccountRole) throws -> [ChatSummary] {
         try connection.statement("""
-            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership FROM chats
+            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership,
+                   encrypted = 1 AND \(unreadable) FROM chats c
             WHERE account = ?1 ORDER BY last_message_id DESC, chat_id
             """)
             .query([.integer(account.rawValue)]) {
                 ChatSummary(id: $0.int64(at: 0), name: $0.isNull(at: 1) ? nil : $0.string(at: 1), messageCount: $0.int64(at: 2),
                             unread: $0.int64(at: 3), lastMessageAt: $0.isNull(at: 4) ? nil : $0.string(at: 4), lastMessageId: $0.int64(at: 5),
-                            encrypted: $0.int64(at: 6) != 0, membership: ChatMembership(rawValue: $0.string(at: 7)) ?? .join)
+                            encrypted: $0.int64(at: 6) != 0, membership: ChatMembership(rawValue: $0.string(at: 7)) ?? .join,
+                            unreadable: $0.int64(at: 8) != 0)
             }
     }
 }

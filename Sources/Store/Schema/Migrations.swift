@@ -199,6 +199,11 @@ enum Migrations {
         """
         ALTER TABLE messages ADD COLUMN reply_to_event TEXT;
         """,
+        // 16: which chats hold messages this process cannot read (an encrypted room read without a
+        // decrypting proxy): a partial index, so that asking is one probe per chat.
+        """
+        CREATE INDEX messages_unreadable ON messages (account, chat_id) WHERE kind = 'encrypted';
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

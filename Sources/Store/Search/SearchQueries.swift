@@ -68,7 +68,10 @@ enum SearchQueries {
             let hasMore = page.count > limit
             if hasMore { page.removeLast() }
             let counted = try count(connection, query, account: account, chat: chat)
-            let encrypted = try connection.scalarInt("SELECT count(*) FROM chats WHERE account = ?1 AND encrypted = 1 AND (?2 IS NULL OR chat_id = ?2)",
+            let encrypted = try connection.scalarInt("""
+                SELECT count(*) FROM chats c WHERE c.account = ?1 AND c.encrypted = 1 AND (?2 IS NULL OR c.chat_id = ?2)
+                AND \(ChatQueries.unreadable)
+                """,
                                                      .integer(account.rawValue), chat.map { .integer($0) } ?? .null) ?? 0
             return SearchPage(results: page.map { SearchResult(message: $0, snippet: Snippet.pieces(of: $0.text, matching: query.terms)) },
                               next: hasMore ? offset + limit : nil, total: min(counted, countLimit), totalIsExact: counted <= countLimit,
