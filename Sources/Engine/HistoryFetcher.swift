@@ -33,6 +33,8 @@ public actor HistoryFetcher {
     private var announced: HistoryProgress?
     /// The wait in progress, which `wake()` ends early.
     private var sleeper: Task<Void, Never>?
+    /// Messages arrived live since the last look.
+    private var liveMessagesCame = false
     private var skippedLogged = false
     private let log = Logger("history")
 
@@ -61,6 +63,11 @@ public actor HistoryFetcher {
 
     private var waitingFor: HistoryPause?
 
+    /// Messages arrived live: the next page waits until they have stopped for a while.
+    public func liveMessagesArrived() {
+        liveMessagesCame = true
+    }
+
     /// Runs until the task is cancelled.
     public func run() async {
         await announce()
@@ -86,7 +93,9 @@ public actor HistoryFetcher {
         }
         // Chats to fetch came (the first sync, a room joined): the page hears so before the first page.
         if !pending.isEmpty, announced?.complete ?? true { await announce() }
-        return policy.next(live: token != nil, pending: pending)
+        let action = policy.next(live: token != nil, pending: pending, liveMessagesCame: liveMessagesCame)
+        if case .wait(_, .liveMessages) = action { liveMessagesCame = false }
+        return action
     }
 
     /// Fetches and stores the page before `start`; what to wait for after a failure, if any.

@@ -13,6 +13,10 @@ import Upstream
 ///   full jitter and do not count against the connection (live sync reports those).
 /// - A page that does not fit into the storage pauses history until storage changes; live
 ///   messages go first.
+/// - While messages are flowing live (a conversation), it steps aside: the next page waits until
+///   `quietAfterLive` has passed without one. A homeserver serves a live message more slowly
+///   while it is reading history for anyone (Synapse on SQLite does its database work on one
+///   connection), so the person's conversation goes first.
 public struct HistoryPolicy: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Fetch the page before this position.
@@ -30,22 +34,27 @@ public struct HistoryPolicy: Sendable, Equatable {
     public var idleWait: Duration
     public var minimumRateLimitWait: Duration
     public var fullStorageWait: Duration
+    public var quietAfterLive: Duration
     /// Failures in a row since the last page stored.
     public private(set) var failures = 0
 
     public init(backoff: Backoff = Backoff(base: .seconds(1), cap: .seconds(60)), idleWait: Duration = .seconds(2),
-                minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30)) {
+                minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30),
+                quietAfterLive: Duration = .seconds(5)) {
         self.backoff = backoff
         self.idleWait = idleWait
         self.minimumRateLimitWait = minimumRateLimitWait
         self.fullStorageWait = fullStorageWait
+        self.quietAfterLive = quietAfterLive
     }
 
     /// What to do when ready for the next page: `live` is whether syncing is live now, `pending`
-    /// the chats still to fetch, most recently active first.
-    public func next(live: Bool, pending: [HistoryStart]) -> Action {
+    /// the chats still to fetch, most recently active first, `liveMessagesCame` whether messages
+    /// arrived live since the last look.
+    public func next(live: Bool, pending: [HistoryStart], liveMessagesCame: Bool = false) -> Action {
         guard live else { return .wait(idleWait, .notSyncing) }
         guard let first = pending.first else { return .wait(idleWait, .nothingPending) }
+        if liveMessagesCame { return .wait(quietAfterLive, .liveMessages) }
         return .fetch(first)
     }
 
@@ -87,4 +96,6 @@ public enum HistoryPause: String, Sendable, Equatable {
     case rateLimited
     case failed
     case storageFull
+    /// Messages are flowing live: the conversation goes first.
+    case liveMessages
 }

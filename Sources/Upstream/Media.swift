@@ -55,13 +55,17 @@ public struct MediaReference: Sendable, Equatable {
     }
 
     /// A server name (appendices, "Server Name"): a DNS name or IPv4 address, or a bracketed IPv6
-    /// literal, with an optional port; no slash, no dot-segment, no percent sign.
+    /// literal, with an optional port: `A-Z a-z 0-9 . - : [ ]`, beginning with a letter, a digit or
+    /// `[` (so never a dot-segment), 1 to 255 of them; no slash, no percent sign.
     public static func isServerName(_ text: String) -> Bool {
-        guard !text.isEmpty, text.utf8.count <= 255, text != ".", text != "..", !text.hasPrefix(".") else { return false }
+        guard let first = text.utf8.first, text.utf8.count <= 255, isAlphanumeric(first) || first == 0x5B else { return false }
         return text.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == 0x2E || byte == 0x2D || byte == 0x3A || byte == 0x5B || byte == 0x5D
-        } && !text.contains("..")
+            isAlphanumeric(byte) || byte == 0x2E || byte == 0x2D || byte == 0x3A || byte == 0x5B || byte == 0x5D
+        }
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
 }
 

@@ -7,8 +7,9 @@ import Foundation
 ///   a bare client that signs in, syncs once and pages every room's `/messages` back to its
 ///   beginning with the same page size and filter, parsing each answer and keeping nothing (what
 ///   the homeserver itself needs; the faster of a run before and one after the dashboard's);
-/// - a live message's trip to `/api/poll` while history is being fetched, against the same trip
-///   once it is complete (p50 and p99);
+/// - a live message's trip to `/api/poll` while a second dashboard (a fresh store) fetches the
+///   same history, against the same trip through the first once it is complete (p50 and p99), and
+///   while the bare client pages (what the homeserver's own load does);
 /// - the ingest rate while fetching, messages/s.
 ///
 /// The driver is Python, run by Synapse's own (`SynapseDriver`).
@@ -119,46 +120,47 @@ enum MatrixHistoryBenchmark {
             print(f"bare client: {events} events in {bare_first:.1f} s", file=sys.stderr)
 
             environment = dict(os.environ, LP_MATRIX_PASSWORD="alice-password")
-            launched = time.perf_counter()
-            dashboard = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/store.sqlite", "--always-on", "--log-level", "warning",
-                                          "--upstream", f"matrix+http://127.0.0.1:{port}", "--matrix-user", "@alice:localhost"],
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment, text=True)
-            processes.append(dashboard)
-            line = dashboard.stdout.readline()
-            url = urllib.parse.urlparse(line.split()[-1])
-            dashboard_port, dashboard_token = url.port, urllib.parse.parse_qs(url.query)["token"][0]
-
             arrivals, lock = {}, threading.Lock()
             stop = threading.Event()
-            def dashboard_poll():
-                seq = call(dashboard_port, "GET", "/api/state", token=dashboard_token)["seq"]
-                connection = http.client.HTTPConnection("127.0.0.1", dashboard_port, timeout=60)
-                while not stop.is_set():
-                    connection.request("GET", f"/api/poll?since={seq}&timeout=25&visible=1", headers={"Authorization": f"Bearer {dashboard_token}"})
-                    answer = json.loads(connection.getresponse().read())
-                    seq = answer["seq"]
-                    for event in answer.get("events", []):
-                        if event["type"] == "messages":
-                            for message in event["data"]["messages"]:
-                                with lock:
-                                    if message["text"] in arrivals:
-                                        arrivals[message["text"]].setdefault("at", time.perf_counter())
-                                        arrivals[message["text"]]["event"].set()
 
-            def quietly():
-                try:
-                    dashboard_poll()
-                except Exception as failure:
-                    if not stop.is_set():
-                        print(f"poll failed: {failure!r}", file=sys.stderr)
+            def start_dashboard(name):
+                # A dashboard of its own store (a new device of alice's) whose /api/poll is followed.
+                launched = time.perf_counter()
+                process = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/{name}.sqlite", "--always-on", "--log-level", "warning",
+                                            "--upstream", f"matrix+http://127.0.0.1:{port}", "--matrix-user", "@alice:localhost"],
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment, text=True)
+                processes.append(process)
+                url = urllib.parse.urlparse(process.stdout.readline().split()[-1])
+                dashboard = {"port": url.port, "token": urllib.parse.parse_qs(url.query)["token"][0], "launched": launched, "process": process}
+                for _ in range(600):
+                    if call(dashboard["port"], "GET", "/api/state", token=dashboard["token"])["connection"]["state"] == "live":
+                        break
+                    time.sleep(0.02)
+                def follow():
+                    try:
+                        seq = call(dashboard["port"], "GET", "/api/state", token=dashboard["token"])["seq"]
+                        connection = http.client.HTTPConnection("127.0.0.1", dashboard["port"], timeout=60)
+                        while not stop.is_set() and process.poll() is None:
+                            connection.request("GET", f"/api/poll?since={seq}&timeout=25&visible=1",
+                                               headers={"Authorization": f"Bearer {dashboard['token']}"})
+                            answer = json.loads(connection.getresponse().read())
+                            seq = answer["seq"]
+                            for event in answer.get("events", []):
+                                if event["type"] == "messages":
+                                    for message in event["data"]["messages"]:
+                                        with lock:
+                                            if message["text"] in arrivals:
+                                                arrivals[message["text"]].setdefault("at", time.perf_counter())
+                                                arrivals[message["text"]]["event"].set()
+                    except Exception as failure:
+                        if not stop.is_set() and process.poll() is None:
+                            print(f"poll failed: {failure!r}", file=sys.stderr)
+                threading.Thread(target=follow, daemon=True).start()
+                time.sleep(0.2)
+                return dashboard
 
-            for _ in range(600):
-                state = call(dashboard_port, "GET", "/api/state", token=dashboard_token)
-                if state["connection"]["state"] == "live":
-                    break
-                time.sleep(0.02)
-            threading.Thread(target=quietly, daemon=True).start()
-            time.sleep(0.2)
+            def history(dashboard):
+                return call(dashboard["port"], "GET", "/api/state", token=dashboard["token"])["history"]
 
             sender = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             def trip(label):
@@ -174,29 +176,36 @@ enum MatrixHistoryBenchmark {
                     raise RuntimeError(f"{text} did not arrive within 30 s")
                 return (arrivals[text]["at"] - sent) * 1000
 
-            busy, complete_at, fetched = [], None, 0
+            # 1. The time to a complete copy, with nothing else going on.
             expected = args.rooms * (args.per_room - 50)
-            while complete_at is None:
-                history = call(dashboard_port, "GET", "/api/state", token=dashboard_token)["history"]
-                if history["complete"] and history["fetched"] >= expected:
-                    complete_at, fetched = time.perf_counter(), history["fetched"]
-                    break
-                if len(busy) < args.live:
-                    busy.append(trip(f"busy{len(busy)}"))
-                time.sleep(0.05)
-            ours_seconds = complete_at - launched
-            print(f"dashboard: {fetched} older messages in {ours_seconds:.1f} s; {len(busy)} live trips while fetching", file=sys.stderr)
+            first = start_dashboard("first")
+            while not (history(first)["complete"] and history(first)["fetched"] >= expected):
+                time.sleep(0.02)
+            ours_seconds, fetched = time.perf_counter() - first["launched"], history(first)["fetched"]
+            print(f"dashboard: {fetched} older messages in {ours_seconds:.1f} s", file=sys.stderr)
+            # 2. Live trips once it is idle.
             idle = []
-            for index in range(max(len(busy), 10)):
+            for index in range(args.live):
                 time.sleep(0.05)
                 idle.append(trip(f"idle{index}"))
-            # The same trips while the bare client pages the same history: what the homeserver's
+            first["process"].terminate()
+            first["process"].wait(10)
+            # 3. Live trips while a second dashboard (a fresh store) fetches the same history.
+            second = start_dashboard("second")
+            busy = []
+            while not history(second)["complete"] and len(busy) < args.live:
+                busy.append(trip(f"busy{len(busy)}"))
+                time.sleep(0.05)
+            print(f"{len(busy)} live trips while the second dashboard fetched", file=sys.stderr)
+            while not history(second)["complete"]:
+                time.sleep(0.05)
+            # 4. The same trips while the bare client pages the same history: what the homeserver's
             # own load does to a live message, whoever fetches.
             bare_run = {}
             paging = threading.Thread(target=lambda: bare_run.update(seconds=bare_client("BARE2")[0]))
             paging.start()
             under_bare = []
-            while paging.is_alive() and len(under_bare) < len(busy):
+            while paging.is_alive() and len(under_bare) < args.live:
                 under_bare.append(trip(f"bare{len(under_bare)}"))
                 time.sleep(0.05)
             paging.join()

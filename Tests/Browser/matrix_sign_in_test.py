@@ -158,21 +158,33 @@ document.addEventListener('DOMContentLoaded', () => {
 """
 
 
-def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_the_first_message(context):
-    driver, synapse = context.driver, context.synapse
+def room_with(synapse, user, name):
+    """A new user `@user:localhost` (password "<user> password") in a new room `name` that bob
+    made; returns bob's token and the room."""
     bob = synapse.login("bob", "bob password")
-    synapse.register("dave", "dave password")
-    room = synapse.create_room(bob, "Archive", ["@dave:localhost"])
-    dave = synapse.login("dave", "dave password")
-    synapse.join(dave, room)
-    count = 600
-    for number in range(1, count + 1):
-        synapse.send(bob, room, f"old message {number}")
-    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@dave:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
-                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "dave password"})
+    synapse.register(user, f"{user} password")
+    room = synapse.create_room(bob, name, [f"@{user}:localhost"])
+    synapse.join(synapse.login(user, f"{user} password"), room)
+    return bob, room
+
+
+def dashboard_of(context, user):
+    """The dashboard syncing `@user:localhost` through its password, the suite's one."""
+    dashboard = Dashboard(DASHBOARD, "--matrix-user", f"@{user}:localhost", "--always-on", upstream=f"matrix+{context.synapse.url}",
+                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": f"{user} password"})
     if context.dashboard:
         context.dashboard.stop()
     context.dashboard = dashboard
+    return dashboard
+
+
+def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_the_first_message(context):
+    driver, synapse = context.driver, context.synapse
+    bob, room = room_with(synapse, "dave", "Archive")
+    count = 600
+    for number in range(1, count + 1):
+        synapse.send(bob, room, f"old message {number}")
+    dashboard = dashboard_of(context, "dave")
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROGRESS_RECORDER})
     driver.get(dashboard.url)
     wait(driver, lambda: dashboard.api("/api/state")["history"]["complete"], seconds=60, message="history complete")
@@ -206,21 +218,13 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4
 
 def test_an_image_shows_as_a_thumbnail_and_a_file_as_a_download_link(context):
     driver, synapse = context.driver, context.synapse
-    bob = synapse.login("bob", "bob password")
-    synapse.register("frank", "frank password")
-    room = synapse.create_room(bob, "Pictures", ["@frank:localhost"])
-    frank = synapse.login("frank", "frank password")
-    synapse.join(frank, room)
+    bob, room = room_with(synapse, "frank", "Pictures")
     picture = synapse.upload(bob, PNG, "image/png", "dot.png")
     image_event = synapse.send_content(bob, room, {"msgtype": "m.image", "body": "dot.png", "url": picture,
                                                    "info": {"mimetype": "image/png", "size": len(PNG)}})
     notes = synapse.upload(bob, b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml", "notes.svg")
     synapse.send_content(bob, room, {"msgtype": "m.file", "body": "notes.svg", "url": notes, "info": {"size": 41}})
-    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@frank:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
-                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "frank password"})
-    if context.dashboard:
-        context.dashboard.stop()
-    context.dashboard = dashboard
+    dashboard = dashboard_of(context, "frank")
     driver.get(dashboard.url)
     wait(driver, lambda: visible(driver, '[data-messages-for="primary"] img.media-thumb'), seconds=20, message="the thumbnail")
     wait(driver, lambda: driver.execute_script("const i = document.querySelector('img.media-thumb'); return i.complete && i.naturalWidth > 0"),
@@ -241,18 +245,10 @@ def test_an_image_shows_as_a_thumbnail_and_a_file_as_a_download_link(context):
 
 def test_a_room_the_account_was_removed_from_is_an_archive_until_removed_after_a_question(context):
     driver, synapse = context.driver, context.synapse
-    bob = synapse.login("bob", "bob password")
-    synapse.register("erin", "erin password")
-    room = synapse.create_room(bob, "Old club", ["@erin:localhost"])
-    erin = synapse.login("erin", "erin password")
-    synapse.join(erin, room)
+    bob, room = room_with(synapse, "erin", "Old club")
     for text in ("see you there", "last meeting"):
         synapse.send(bob, room, text)
-    dashboard = Dashboard(DASHBOARD, "--matrix-user", "@erin:localhost", "--always-on", upstream=f"matrix+{synapse.url}",
-                          db=os.path.join(tempfile.mkdtemp(), "store.sqlite"), environment={"LP_MATRIX_PASSWORD": "erin password"})
-    if context.dashboard:
-        context.dashboard.stop()
-    context.dashboard = dashboard
+    dashboard = dashboard_of(context, "erin")
     driver.get(dashboard.url)
     wait(driver, lambda: "last meeting" in texts(driver, "primary"), seconds=20, message="the room's messages")
     synapse.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/kick", {"user_id": "@erin:localhost"}, token=bob)

@@ -168,4 +168,23 @@ struct HistoryFetcherTests {
         #expect(room.positionsAsked == ["before 251", "before 251"])
         #expect(try await texts() == (1...300).map { "message \($0)" })
     }
+
+    @Test func liveMessagesMakeTheNextPageWaitForAQuietPeriod() async throws {
+        let room = RoomHistory(count: 600, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(quietAfterLive: .seconds(5)),
+                                     environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
+        await fetcher.liveMessagesArrived()
+        let task = Task { await fetcher.run() }
+        defer { task.cancel() }
+        await clock.waitForSleepers(1)
+        #expect(room.positionsAsked.isEmpty, "a conversation is going on: no page yet")
+        #expect(clock.nextDeadline == .seconds(5))
+        clock.advance(by: .seconds(5))
+        for await event in events {
+            if case .history(_, let progress, _) = event, progress.complete { break }
+        }
+        #expect(room.positionsAsked.count == 3, "then the pages, one after the other")
+    }
 }

@@ -15,6 +15,12 @@ struct HistoryPolicyTests {
         #expect(policy.next(live: true, pending: []) == .wait(policy.idleWait, .nothingPending))
     }
 
+    @Test func whileMessagesFlowLiveItStepsAsideForAQuietPeriod() {
+        let policy = HistoryPolicy(quietAfterLive: .seconds(5))
+        #expect(policy.next(live: true, pending: rooms, liveMessagesCame: true) == .wait(.seconds(5), .liveMessages))
+        #expect(policy.next(live: true, pending: rooms, liveMessagesCame: false) == .fetch(rooms[0]))
+    }
+
     @Test func aRateLimitWaitsWhatItAsksAndAtLeastTheMinimum() {
         var policy = HistoryPolicy()
         #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), at: rooms[0], jitter: 0) == .wait(.seconds(7), .rateLimited))

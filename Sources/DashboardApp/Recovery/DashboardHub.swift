@@ -24,6 +24,7 @@ struct DashboardHub: Sendable {
             if status.state == .live { await history?.wake() }
         case let .messages(account, messages, delivery):
             if delivery == .silent { await history?.wake() }
+            if delivery == .live { await history?.liveMessagesArrived() }
             let usage = await attempter.store.storageUsage()
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       caughtUp: delivery == .caughtUp)

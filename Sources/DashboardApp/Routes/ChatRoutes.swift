@@ -23,18 +23,22 @@ struct ChatRoutes {
         }
     }
 
+    /// The account a chat call names and the chat's id, or the problem with them.
+    private static func accountAndChat(_ request: HTTPRequest, _ text: String) throws(Problem) -> (AccountRole, Int64) {
+        let account = try QueryParameters(request).account()
+        guard let chat = Int64(text) else { throw Problem(status: .badRequest, detail: "The chat id must be a number.") }
+        return (account, chat)
+    }
+
     /// `DELETE /api/chats/{id}?account=...`: an archived chat (one the account left or was removed
     /// from) and all its messages leave this computer; the page asks first, saying how many go.
     /// A chat the account is still in is 409: its messages would come again with the next sync.
     private func remove(_ request: HTTPRequest, chat text: String) async throws -> HTTPResponse {
-        let account: AccountRole
+        let account: AccountRole, chat: Int64
         do throws(Problem) {
-            account = try QueryParameters(request).account()
+            (account, chat) = try Self.accountAndChat(request, text)
         } catch {
             return error.response
-        }
-        guard let chat = Int64(text) else {
-            return Problem(status: .badRequest, detail: "The chat id must be a number.").response
         }
         let removed: [Int64]
         do {
@@ -70,14 +74,11 @@ struct ChatRoutes {
     }
 
     private func markRead(_ request: HTTPRequest, chat text: String) async throws -> HTTPResponse {
-        let account: AccountRole
+        let account: AccountRole, chat: Int64
         do throws(Problem) {
-            account = try QueryParameters(request).account()
+            (account, chat) = try Self.accountAndChat(request, text)
         } catch {
             return error.response
-        }
-        guard let chat = Int64(text) else {
-            return Problem(status: .badRequest, detail: "The chat id must be a number.").response
         }
         // An empty body marks it all read; {"through": id} only up to the newest message shown.
         struct Body: Decodable { var through: Int64? }
