@@ -153,7 +153,7 @@ enum MatrixHistoryBenchmark {
                                                 arrivals[message["text"]].setdefault("at", time.perf_counter())
                                                 arrivals[message["text"]]["event"].set()
                     except Exception as failure:
-                        if not stop.is_set() and process.poll() is None:
+                        if not stop.is_set() and not dashboard.get("stopping"):
                             print(f"poll failed: {failure!r}", file=sys.stderr)
                 threading.Thread(target=follow, daemon=True).start()
                 time.sleep(0.2)
@@ -188,6 +188,7 @@ enum MatrixHistoryBenchmark {
             for index in range(args.live):
                 time.sleep(0.05)
                 idle.append(trip(f"idle{index}"))
+            first["stopping"] = True
             first["process"].terminate()
             first["process"].wait(10)
             # 3. Live trips while a second dashboard (a fresh store) fetches the same history.
