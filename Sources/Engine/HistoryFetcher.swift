@@ -31,8 +31,9 @@ public actor HistoryFetcher {
     private var policy: HistoryPolicy
     private var random: any RandomNumberGenerator & Sendable
     private var announced: HistoryProgress?
-    /// The wait in progress, which `wake()` ends early.
+    /// The wait in progress, which `wake()` ends early, and what it waits for.
     private var sleeper: Task<Void, Never>?
+    private var waitingFor: HistoryPause?
     /// Messages arrived live since the last look.
     private var liveMessagesCame = false
     private var skippedLogged = false
@@ -60,8 +61,6 @@ public actor HistoryFetcher {
         guard let sleeper, waitingFor == .notSyncing || waitingFor == .nothingPending else { return }
         sleeper.cancel()
     }
-
-    private var waitingFor: HistoryPause?
 
     /// Messages arrived live: the next page waits until they have stopped for a while.
     public func liveMessagesArrived() {
@@ -118,8 +117,8 @@ public actor HistoryFetcher {
             applied = try await store.applyOlder(page.messages.map(SyncEngine.incoming), to: account, chat: start.chatId,
                                                  receivedAt: Timestamp.string(environment.now()), next: page.next?.token)
         } catch {
-            if case .outOfSpace = error { return policy.storageFull() }
-            log.warning("cannot store history of \(start.upstreamChat): \(error)")
+            // Full storage is the usual reason, and live sync reports it; anything else is logged.
+            if case .outOfSpace = error {} else { log.warning("cannot store history of \(start.upstreamChat): \(error)") }
             return policy.storageFull()
         }
         policy.stored()
