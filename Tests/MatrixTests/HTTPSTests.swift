@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `matrix+https://`: the dashboard binary syncing a real Synapse behind Debian's nginx with a
 /// self-signed certificate. URLSession runs in a child process per request (`https-fetch`); these
@@ -19,25 +22,40 @@ struct HTTPSTests {
         return try await RunningDashboard(process: try ChildProcess(path: command.path, command.arguments, environment: environment))
     }
 
-    /// The `https-fetch` children the dashboard has now (each is one request in flight).
+    /// The `https-fetch` children the dashboard has now (each is one request in flight), read
+    /// from `/proc/*/stat` with plain reads: this runs every 100 ms for minutes, and Foundation's
+    /// directory listing and string decoding for every process on the machine cost a whole core.
     private func helpers(of dashboard: RunningDashboard) -> Int {
-        let parent = String(dashboard.process.pid)
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.filter { entry in
-            guard Int(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8) else { return false }
+        guard let directory = opendir("/proc") else { return 0 }
+        defer { closedir(directory) }
+        let parent = dashboard.process.pid
+        var count = 0
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let pid = Int32(name), pid != parent else { continue }
+            let file = open("/proc/\(pid)/stat", O_RDONLY)
+            guard file >= 0 else { continue }
+            let length = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            close(file)
+            guard length > 0 else { continue }
             // pid (comm) state ppid ...
-            guard let close = stat.lastIndex(of: ")") else { return false }
-            let name = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            let stat = buffer[..<length]
+            guard let nameStart = stat.firstIndex(of: UInt8(ascii: "(")), let nameEnd = stat.lastIndex(of: UInt8(ascii: ")")),
+                  String(decoding: stat[(nameStart + 1)..<nameEnd], as: UTF8.self) == "https-fetch" else { continue }
+            let fields = stat[(nameEnd + 2)...].split(separator: UInt8(ascii: " "), maxSplits: 2)
             // A killed child stays a zombie until the dashboard reaps it: it is no request in flight.
-            return name == "https-fetch" && fields.count > 1 && fields[0] != "Z" && fields[1] == parent
-        }.count
+            guard fields.count > 1, fields[0].first != UInt8(ascii: "Z"),
+                  Int32(String(decoding: fields[1], as: UTF8.self)) == parent else { continue }
+            count += 1
+        }
+        return count
     }
 
-    /// Waits (checking every 20 ms, up to 30 s) until the dashboard's requests in flight satisfy `enough`.
+    /// Waits (checking every 100 ms, up to 30 s) until the dashboard's requests in flight satisfy `enough`.
     private func waitForHelpers(_ dashboard: RunningDashboard, until enough: (Int) -> Bool) async throws -> Int {
-        for _ in 0..<1500 where !enough(helpers(of: dashboard)) {
-            try await Task.sleep(for: .milliseconds(20))
+        for _ in 0..<300 where !enough(helpers(of: dashboard)) {
+            try await Task.sleep(for: .milliseconds(100))
         }
         return helpers(of: dashboard)
     }
