@@ -22,6 +22,7 @@ class Dashboard:
 
     def __init__(self, binary, *arguments, upstream=None, port=0, db=":memory:", environment=None, demo=False):
         # Tests count messages: the demo's history and its occasional messages stay off unless asked for.
+        self.db = db
         extra = (["--upstream", upstream] if upstream else []) + ([] if demo or upstream else ["--no-demo"])
         self.process = subprocess.Popen([binary, "--port", str(port), "--db", db, "--log-level", "warning", *extra, *arguments],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

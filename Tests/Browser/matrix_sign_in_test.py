@@ -259,9 +259,33 @@ def test_a_room_the_account_was_removed_from_is_an_archive_until_removed_after_a
     assert "no longer in this room" in text_of(driver, "#chat-archived")
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-archived")
+    confirm_open = lambda: driver.execute_script("return document.querySelector('#confirm').open")
+
+    # Cancel keeps everything: the question closes, the chat and its messages stay.
     click_selector(driver, "#chat-remove")
-    wait(driver, lambda: driver.execute_script("return document.querySelector('#confirm').open"), message="asked first")
+    wait(driver, confirm_open, message="asked first")
     assert "deletes the 2 stored messages of “Old club”" in text_of(driver, "#confirm-detail"), text_of(driver, "#confirm-detail")
+    click_selector(driver, '#confirm-actions button[data-role="cancel"]')
+    wait(driver, lambda: not confirm_open(), message="Cancel closes the question")
+    assert driver.execute_script("return document.querySelector('#chat-view').open"), "the chat stays open"
+    assert dashboard.api("/api/chats")["chats"][0]["messageCount"] == 2, "nothing was removed"
+
+    # The dashboard goes away while the question is open: the removal fails and says so.
+    click_selector(driver, "#chat-remove")
+    wait(driver, confirm_open, message="asked again")
+    port, store = dashboard.base.rsplit(":", 1)[1], dashboard.db
+    dashboard.stop()
+    click_selector(driver, '#confirm-actions button[data-role="default"]')
+    wait(driver, lambda: visible(driver, "#chat-remove-error"), seconds=15, message="the failed removal is said")
+    assert "The chat was not removed" in text_of(driver, "#chat-remove-error"), text_of(driver, "#chat-remove-error")
+    assert "last meeting" in texts(driver, "primary"), "the messages are still shown"
+
+    # Back on the same port and store: the second try removes it.
+    dashboard = context.dashboard = Dashboard(DASHBOARD, "--matrix-user", "@erin:localhost", "--always-on", port=int(port), db=store,
+                                              upstream=f"matrix+{synapse.url}", environment={"LP_MATRIX_PASSWORD": "erin password"})
+    wait(driver, lambda: enabled(driver, "#chat-remove"), seconds=20, message="Remove works again once the dashboard is back")
+    click_selector(driver, "#chat-remove")
+    wait(driver, confirm_open, message="asked a third time")
     click_selector(driver, '#confirm-actions button[data-role="default"]')
     wait(driver, lambda: not driver.execute_script("return document.querySelector('#chat-view').open"), message="the chat closes")
     wait(driver, lambda: driver.execute_script("return document.querySelectorAll('#chats [data-chat]').length") == 0, message="and leaves the list")
