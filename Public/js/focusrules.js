@@ -2,6 +2,8 @@
 // now does the opposite, as a plain function of what was done and how it ended. The answer names
 // a place (app.js finds it); never the control that would undo what was just done.
 
+import { STORAGE_PROBLEMS } from "./vocabulary.js";
+
 /**
  * @param {string} action "start" | "stop" | "attempt" | "escape" | "load-older-done"
  * @param {object} [outcome] for an attempt: `{ status, errorType, optionRole, kept }` (`kept`: the
@@ -18,7 +20,7 @@ export function focusAfter(action, outcome = {}) {
     case "escape":
       return ["banner-default", "banner-any", "status"];
     case "attempt": {
-      const storage = ["/problems/out-of-space", "/problems/purchase-declined"].includes(outcome.errorType);
+      const storage = STORAGE_PROBLEMS.includes(outcome.errorType);
       if (outcome.status === "recovered" && storage) return ["storage", "status"];
       if (outcome.optionRole === "cancel") {
         // Not now kept the error in the bar: its next way out. Stop syncing closed it: the

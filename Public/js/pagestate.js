@@ -3,6 +3,8 @@
 // pure reducer (no DOM, no timers, no network), so every event type and every connection state
 // is tested with Node's runner; app.js feeds it and renders what status.js derives from it.
 
+import { PANE_PROBLEMS } from "./vocabulary.js";
+
 /** How long the upstream holds a poll when the connection does not say. */
 export const DEFAULT_HOLD_SECONDS = 25;
 /** How many resolved error ids are remembered (a late attempt answer must not bring one back). */
@@ -156,7 +158,7 @@ function withTrouble(state) {
  *  elsewhere on the page (out of space and an upstream gone back have their own place). */
 export function connectionError(state, { includingDialogs = false } = {}) {
   return [...state.errors].reverse().find((error) => {
-    if (["/problems/out-of-space", "/problems/upstream-behind"].includes(error.type)) return false;
+    if (PANE_PROBLEMS.includes(error.type)) return false;
     if (error.presentation === "banner") return true;
     return error.presentation === "alert" && (includingDialogs || state.placements[error.id] !== "dialog");
   });

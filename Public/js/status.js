@@ -4,6 +4,7 @@
 // this one value, so no two parts of the page can say different things about the same state.
 
 import { connectionError, DEFAULT_HOLD_SECONDS, openError } from "./pagestate.js";
+import { OPTION, PROBLEM } from "./vocabulary.js";
 
 /** "Reconnecting" for this long after the network went, then "Offline" (nothing is tried meanwhile). */
 export const OFFLINE_AFTER_MS = 15_000;
@@ -87,14 +88,14 @@ export function pageStatus(state, now = Date.now()) {
     }
     case "offline": {
       const early = since < OFFLINE_AFTER_MS;
-      const offline = openError(state, "/problems/no-internet");
+      const offline = openError(state, PROBLEM.noInternet);
       return { ...base, ...(offline ? speakFor(offline) : {}), kind: early ? "offline-soon" : "offline", label: early ? "Reconnecting…" : "Offline",
                tone: early ? "warn" : "bad", toggle: stop,
                sentence: "This computer is offline. Syncing goes on by itself as soon as the network is back." };
     }
     case "paused": {
-      const space = openError(state, "/problems/out-of-space");
-      const behind = openError(state, "/problems/upstream-behind");
+      const space = openError(state, PROBLEM.outOfSpace);
+      const behind = openError(state, PROBLEM.upstreamBehind);
       const cause = space ?? behind;
       // The view in the pane has the options; once it is set aside (Not now), they are here.
       const hasOwnPlace = cause && cause.presentation === "view";
@@ -103,7 +104,7 @@ export function pageStatus(state, now = Date.now()) {
         : space ? `${space.title.toLowerCase()}. Nothing is lost: new messages wait on the server.`
           : behind ? `${behind.title.toLowerCase()}.` : "it waits for you.";
       // Not now is what set the view aside: the bar offers the ways out, not that again.
-      return { ...base, error: cause ?? null, errorActions: Boolean(cause) && !hasOwnPlace, except: ["cancel"], kind: "paused", label: "Paused",
+      return { ...base, error: cause ?? null, errorActions: Boolean(cause) && !hasOwnPlace, except: [OPTION.notNow], kind: "paused", label: "Paused",
                tone: "bad", toggle: stop, sentence: `Syncing is paused: ${why}` };
     }
     case "stopped":

@@ -15,6 +15,7 @@ import { problemResolved } from "./history.js";
 import { openError } from "./pagestate.js";
 import { markIfBusy, withProgress } from "./progress.js";
 import { toast } from "./toasts.js";
+import { PROBLEM, STORAGE_PROBLEMS } from "./vocabulary.js";
 
 let page = null; // { getState, dispatch, render, retryProcess, recheckAccess }
 
@@ -183,7 +184,7 @@ function attemptDone(error, option, answer) {
 
 /** What Free space or a purchase did, said in the storage card and a toast, in every window. */
 export function tellStorageNews(errorType, summary) {
-  if (!["/problems/out-of-space", "/problems/purchase-declined"].includes(errorType)) return;
+  if (!STORAGE_PROBLEMS.includes(errorType)) return;
   toast(summary, { seconds: 12, key: "storage-news" });
   const news = $("#storage-news");
   news.textContent = `${summary} (${formatWhen(Date.now())})`;
@@ -192,5 +193,5 @@ export function tellStorageNews(errorType, summary) {
 
 /** The out-of-space error, if open (the storage card's figures agree with it). */
 export function outOfSpace(state) {
-  return openError(state, "/problems/out-of-space");
+  return openError(state, PROBLEM.outOfSpace);
 }

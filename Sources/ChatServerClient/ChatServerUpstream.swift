@@ -12,7 +12,7 @@ import Upstream
 /// API can deadlock on cancellation (swift-corelibs-foundation #5412). A crash is not a
 /// recoverable error. Our client runs on the same epoll loop as the server, closes the socket on
 /// Task cancellation, and turns every failure into a typed error. It speaks plain `http://`.
-public final class HTTPUpstreamClient: UpstreamAPI {
+public final class ChatServerUpstream: UpstreamAPI {
     public let baseURL: URL
     public var location: String { baseURL.absoluteString }
     private let client: HTTPClient

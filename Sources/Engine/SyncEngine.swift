@@ -142,8 +142,6 @@ public actor SyncEngine {
         problemBoard.problems
     }
 
-    public func currentToken() -> String? { token }
-
     /// Tells the upstream, when it keeps read markers, that `chatId` is read up to `eventId`, so
     /// the account's other clients show it read too. A failure is logged and not retried: the
     /// chat is read here either way, and the next read sends the marker again.

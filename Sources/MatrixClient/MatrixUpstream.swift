@@ -117,9 +117,6 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         state.withLock { $0.password = $0.environmentPassword }
     }
 
-    /// Whether the transport can sign in without asking: a password is known.
-    public var knowsPassword: Bool { state.withLock { $0.password != nil } }
-
     // MARK: UpstreamAPI
 
     /// The known token if the homeserver still takes it (`whoami`), else a password sign-in as the

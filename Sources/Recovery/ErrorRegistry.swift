@@ -22,7 +22,10 @@ public actor ErrorRegistry {
     public struct AttemptAnswer: Sendable, Equatable {
         public var attemptID: String
         public var errorID: String
-        public var optionID: String
+        public var optionID: OptionID
+        /// The id the attempt was asked with (an option's own, or the contract's `cancel`), so a
+        /// replay of the same click is known as one.
+        public var postedOption: String
         /// `recovered`, `failed` or `dismissed` (never `running`).
         public var status: AttemptStatus
         /// The error as it is open now, when the attempt left one open: the same one with the note of
@@ -44,7 +47,9 @@ public actor ErrorRegistry {
     /// An attempt in progress: which option, under which id.
     public struct RunningAttempt: Sendable, Equatable {
         public var attemptID: String
-        public var optionID: String
+        public var optionID: OptionID
+        /// The id it was asked with.
+        public var postedOption: String
     }
 
     private struct Entry {
@@ -98,7 +103,7 @@ public actor ErrorRegistry {
             updateRecord(error.id) { $0.title = error.title }
         } else {
             order.append(error.id)
-            history.append(ProblemRecord(errorID: error.id, type: error.type, title: error.title, raisedAt: error.createdAt))
+            history.append(ProblemRecord(errorID: error.id, kind: error.kind, title: error.title, raisedAt: error.createdAt))
             if history.count > historyLimit { history.removeFirst(history.count - historyLimit) }
         }
         open[error.id] = Entry(error: error, attempter: attempter)
@@ -143,24 +148,27 @@ public actor ErrorRegistry {
         history.reversed()
     }
 
-    /// Runs `optionID` on error `errorID` with `input`. See the type's documentation for the rules.
-    public func attempt(errorID: String, optionID: String, idempotencyKey: String,
+    /// Runs the option posted as `postedOption` (one of the error's option ids, or the contract's
+    /// `cancel`: `UserFacingError.option(posted:)`) on error `errorID` with `input`. See the
+    /// type's documentation for the rules.
+    public func attempt(errorID: String, postedOption: String, idempotencyKey: String,
                         input: AttemptInput = AttemptInput()) async throws(AttemptRefusal) -> AttemptAnswer {
         forgetOldAnswers()
         if let previous = answers[idempotencyKey]?.answer {
-            guard previous.optionID == optionID, previous.errorID == errorID else { throw .keyReusedForAnotherOption }
+            guard previous.postedOption == postedOption, previous.errorID == errorID else { throw .keyReusedForAnotherOption }
             return previous
         }
         if let (runningErrorID, attempt) = running.first(where: { $0.value.idempotencyKey == idempotencyKey }) {
-            guard runningErrorID == errorID, attempt.attempt.optionID == optionID else { throw .keyReusedForAnotherOption }
+            guard runningErrorID == errorID, attempt.attempt.postedOption == postedOption else { throw .keyReusedForAnotherOption }
             return await withCheckedContinuation { running[errorID]?.joiners.append($0) }
         }
         guard let entry = open[errorID] else { throw .unknownError }
-        guard let option = entry.error.option(optionID) else { throw .unknownOption }
+        guard let option = entry.error.option(posted: postedOption) else { throw .unknownOption }
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
-        running[errorID] = Running(attempt: RunningAttempt(attemptID: attemptID, optionID: optionID), idempotencyKey: idempotencyKey)
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorType: entry.error.type, attemptID: attemptID, optionID: optionID,
+        running[errorID] = Running(attempt: RunningAttempt(attemptID: attemptID, optionID: option.id, postedOption: postedOption),
+                                   idempotencyKey: idempotencyKey)
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: entry.error.kind, attemptID: attemptID, optionID: option.id,
                                                        optionTitle: option.title, status: .running))
 
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
@@ -168,7 +176,7 @@ public actor ErrorRegistry {
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
         let result = await outcome(of: option, for: entry, input: input, before: attemptDeadline)
         await floor
-        let (answer, reason) = await settle(result, of: option, on: entry, attemptID: attemptID)
+        let (answer, reason) = await settle(result, of: option, posted: postedOption, on: entry, attemptID: attemptID)
 
         let joiners = running.removeValue(forKey: errorID)?.joiners ?? []
         answers[idempotencyKey] = (answer, ContinuousClock.now)
@@ -177,7 +185,7 @@ public actor ErrorRegistry {
             $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: at, reason: reason,
                                              summary: answer.summary))
         }
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorType: entry.error.type, attemptID: attemptID, optionID: optionID,
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: entry.error.kind, attemptID: attemptID, optionID: option.id,
                                                        optionTitle: option.title, status: answer.status, reason: reason, summary: answer.summary))
         joiners.forEach { $0.resume(returning: answer) }
         return answer
@@ -185,11 +193,12 @@ public actor ErrorRegistry {
 
     /// What an attempter's result means for the open errors, and the answer it makes; with the
     /// reason it did not help, for the record.
-    private func settle(_ result: AttemptResult, of option: RecoveryOption, on entry: Entry,
+    private func settle(_ result: AttemptResult, of option: RecoveryOption, posted: String, on entry: Entry,
                         attemptID: String) async -> (AttemptAnswer, reason: String?) {
         let errorID = entry.error.id
         func answer(_ status: AttemptStatus, _ error: UserFacingError?, _ summary: String? = nil) -> AttemptAnswer {
-            AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, status: status, error: error, summary: summary)
+            AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, postedOption: posted, status: status, error: error,
+                          summary: summary)
         }
         switch result {
         case .recovered(let summary):
@@ -272,7 +281,7 @@ public actor ErrorRegistry {
 /// An error as the "Recent problems" list remembers it, after it is resolved too.
 public struct ProblemRecord: Sendable, Equatable {
     public var errorID: String
-    public var type: String
+    public var kind: ProblemKind
     public var title: String
     public var raisedAt: Date
     public var resolvedAt: Date?
@@ -281,7 +290,7 @@ public struct ProblemRecord: Sendable, Equatable {
 
 /// One attempt made on an error and how it ended.
 public struct AttemptRecord: Sendable, Equatable {
-    public var optionID: String
+    public var optionID: OptionID
     public var optionTitle: String
     /// `recovered`, `failed` or `dismissed`.
     public var status: AttemptStatus

@@ -21,24 +21,20 @@ public enum OptionRole: String, Sendable, Codable {
 }
 
 /// A way out of an error, with a stable id the page posts back.
-public struct RecoveryOption: Sendable, Equatable, Codable {
-    public var id: String
+public struct RecoveryOption: Sendable, Equatable {
+    public var id: OptionID
     public var title: String
     public var role: OptionRole?
-    /// Costs money: the page asks for confirmation first, and it is never retried automatically.
-    public var costsMoney: Bool
     /// What the page asks before running the option (it costs money, or cannot be undone); nil runs it at once.
     public var confirmation: String?
     /// What the page asks the person to type before running the option (`password`), sent with
     /// the attempt; nil asks nothing.
     public var input: String?
 
-    public init(id: String, title: String, role: OptionRole? = nil, costsMoney: Bool = false, confirmation: String? = nil,
-                input: String? = nil) {
+    public init(id: OptionID, title: String, role: OptionRole? = nil, confirmation: String? = nil, input: String? = nil) {
         self.id = id
         self.title = title
         self.role = role
-        self.costsMoney = costsMoney
         self.confirmation = confirmation
         self.input = input
     }
@@ -50,25 +46,26 @@ public struct RecoveryOption: Sendable, Equatable, Codable {
         return option
     }
 
-    public static let tryAgain = RecoveryOption(id: "try-again", title: "Try again", role: .default)
-    public static let cancel = RecoveryOption(id: "cancel", title: "Cancel", role: .cancel)
-    /// Cancel where it only hides the problem (the engine stays as it is), named for that.
-    public static let notNow = RecoveryOption(id: "cancel", title: "Not now", role: .cancel)
+    public static let tryAgain = RecoveryOption(id: .tryAgain, title: "Try again", role: .default)
+    public static let notNow = RecoveryOption(id: .notNow, title: "Not now", role: .cancel)
+    public static let stopSyncing = RecoveryOption(id: .stopSyncing, title: "Stop syncing", role: .cancel)
+    public static let dismissPurchase = RecoveryOption(id: .dismiss, title: "Don't buy", role: .cancel)
     /// It deletes the oldest messages for good: destructive, and asked first.
-    public static let freeSpace = RecoveryOption(id: "free-space", title: "Free space", role: .destructive)
-    public static let buySpace = RecoveryOption(id: "buy-space", title: "Buy more space", role: .default, costsMoney: true)
+    public static let freeSpace = RecoveryOption(id: .freeSpace, title: "Free space", role: .destructive)
+    /// It costs money: asked first (`confirming`), never retried by itself.
+    public static let buySpace = RecoveryOption(id: .buySpace, title: "Buy more space", role: .default)
     /// Asks for the account's password and signs in with it (an upstream that signs in: Matrix).
-    public static let signIn = RecoveryOption(id: "sign-in", title: "Sign in again", role: .default, input: "password")
-    public static let resync = RecoveryOption(id: "resync", title: "Keep these and sync again", role: .default)
-    public static let stopSyncing = RecoveryOption(id: "cancel", title: "Stop syncing", role: .cancel)
+    public static let signIn = RecoveryOption(id: .signIn, title: "Sign in again", role: .default, input: "password")
+    public static let resync = RecoveryOption(id: .resync, title: "Keep these and sync again", role: .default)
 }
 
 /// A failure told to a person: what happened, why, what to do, and the options that can work here.
 /// User text and the technical cause (`debug`) are kept apart.
 public struct UserFacingError: Sendable, Equatable, Identifiable {
     public var id: String
-    /// A URI reference naming the kind, e.g. `/problems/out-of-space`.
-    public var type: String
+    public var kind: ProblemKind
+    /// The kind's URI reference, e.g. `/problems/out-of-space` (the problem's `type`).
+    public var type: String { kind.rawValue }
     public var title: String
     /// The reason, in neutral words.
     public var detail: String
@@ -80,10 +77,8 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     public var createdAt: Date
     /// Errors with the same cause key are one error: a repeat updates it instead of adding another.
     public var causeKey: String
-    /// Extra machine-readable members (for example the storage figures of out-of-space).
-    public var extensions: [String: Int64]
-    /// What an attempter needs to remember between attempts (never shown), e.g. a purchase's key.
-    public var attemptContext: [String: String] = [:]
+    /// What the error knows beyond its words (the storage figures of out of space, a purchase's key).
+    public var facts: ProblemFacts
     /// The last attempt on this error that did not help, so the page can say so instead of showing
     /// the same view again.
     public var lastFailedAttempt: FailedAttempt?
@@ -91,11 +86,11 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     /// space): it closes with that error, and is never opened once that one is closed.
     public var origin: String?
 
-    public init(id: String = Self.makeID(), type: String, title: String, detail: String, suggestion: String,
+    public init(id: String = Self.makeID(), kind: ProblemKind, title: String, detail: String, suggestion: String,
                 presentation: Presentation, options: [RecoveryOption], debug: String, createdAt: Date,
-                causeKey: String? = nil, extensions: [String: Int64] = [:]) {
+                causeKey: String? = nil, facts: ProblemFacts = .none) {
         self.id = id
-        self.type = type
+        self.kind = kind
         self.title = title
         self.detail = detail
         self.suggestion = suggestion
@@ -103,12 +98,29 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
         self.options = options
         self.debug = debug
         self.createdAt = createdAt
-        self.causeKey = causeKey ?? type
-        self.extensions = extensions
+        self.causeKey = causeKey ?? kind.rawValue
+        self.facts = facts
     }
 
-    public func option(_ id: String) -> RecoveryOption? {
+    public func option(_ id: OptionID) -> RecoveryOption? {
         options.first { $0.id == id }
+    }
+
+    /// The option a posted id names: one of this error's own ids, or the contract's generic
+    /// `cancel`, which names the error's backing-out option.
+    public func option(posted id: String) -> RecoveryOption? {
+        if id == OptionID.contractCancel { return options.first { $0.role == .cancel } }
+        return OptionID(rawValue: id).flatMap(option)
+    }
+
+    /// The storage figures, when this is out of space.
+    public var space: SpaceShortfall? {
+        if case .space(let space) = facts { space } else { nil }
+    }
+
+    /// The purchase, when this is a declined one.
+    public var purchase: PurchaseAttempt? {
+        if case .purchase(let purchase) = facts { purchase } else { nil }
     }
 
     public static func makeID() -> String {
@@ -119,19 +131,20 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     /// option it was and when).
     public func failing(because reason: String) -> UserFacingError {
         var error = self
-        error.lastFailedAttempt = FailedAttempt(optionID: "", optionTitle: "", at: createdAt, reason: reason)
+        error.lastFailedAttempt = FailedAttempt(optionID: nil, optionTitle: "", at: createdAt, reason: reason)
         return error
     }
 }
 
 /// An attempt that did not help: which option, when, and why, in words for people.
 public struct FailedAttempt: Sendable, Equatable {
-    public var optionID: String
+    /// Nil until the registry says which option it was.
+    public var optionID: OptionID?
     public var optionTitle: String
     public var at: Date
     public var reason: String
 
-    public init(optionID: String, optionTitle: String, at: Date, reason: String) {
+    public init(optionID: OptionID?, optionTitle: String, at: Date, reason: String) {
         self.optionID = optionID
         self.optionTitle = optionTitle
         self.at = at
@@ -203,10 +216,10 @@ public struct AttemptProgress: Sendable, Equatable {
     public typealias Status = AttemptStatus
 
     public var errorID: String
-    /// The kind of the error (its `type`), so a window that did not make the attempt can say what it did.
-    public var errorType: String
+    /// The kind of the error, so a window that did not make the attempt can say what it did.
+    public var errorKind: ProblemKind
     public var attemptID: String
-    public var optionID: String
+    public var optionID: OptionID
     public var optionTitle: String
     public var status: Status
     /// Why it did not help, once it ended without helping.
@@ -214,10 +227,10 @@ public struct AttemptProgress: Sendable, Equatable {
     /// What it did, once it recovered or was set aside, where the attempter said.
     public var summary: String?
 
-    public init(errorID: String, errorType: String = "", attemptID: String, optionID: String, optionTitle: String, status: Status,
+    public init(errorID: String, errorKind: ProblemKind, attemptID: String, optionID: OptionID, optionTitle: String, status: Status,
                 reason: String? = nil, summary: String? = nil) {
         self.errorID = errorID
-        self.errorType = errorType
+        self.errorKind = errorKind
         self.attemptID = attemptID
         self.optionID = optionID
         self.optionTitle = optionTitle

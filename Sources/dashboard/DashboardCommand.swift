@@ -140,7 +140,7 @@ enum DashboardCommand {
             }
             upstream = MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: upstreamLoop, timelineLimit: options.matrixTimelineLimit)
         } else {
-            upstream = HTTPUpstreamClient(baseURL: upstreamURL, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds)
+            upstream = ChatServerUpstream(baseURL: upstreamURL, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds)
         }
         let serverBox = ServerBox()
         let services = await DashboardServices.assemble(

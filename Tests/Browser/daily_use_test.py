@@ -244,8 +244,8 @@ def test_focus_lands_on_the_next_useful_control_after_every_action(context):
     # Start syncing (which would undo it at a second Enter).
     dashboard.sim("/sim/faults", {"mode": "error500"})
     dashboard.sim("/sim/expire-token", {})
-    wait(driver, lambda: visible(driver, '#banner-actions button[data-option="cancel"]'), seconds=15, message="the error")
-    click(driver, find(driver, '#banner-actions button[data-option="cancel"]'))
+    wait(driver, lambda: visible(driver, '#banner-actions button[data-option="stop-syncing"]'), seconds=15, message="the error")
+    click(driver, find(driver, '#banner-actions button[data-option="stop-syncing"]'))
     wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
     wait(driver, lambda: active(driver).startswith("banner-text|"), message=lambda: f"focus on the status, not {active(driver)}")
     accessible_at_both_widths(driver, "stopped")
@@ -259,7 +259,7 @@ def test_focus_lands_on_the_next_useful_control_after_every_action(context):
     wait(driver, lambda: active(driver).startswith("banner-text|"), message=lambda: f"focus on the status, not {active(driver)}")
     # Not now on out of space: its options are in the banner now, and the focus is on them.
     fill_storage(dashboard, driver, stored=5, waiting=40)
-    click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
+    click(driver, find(driver, '[data-view-for="primary"] button[data-option="not-now"]'))
     wait(driver, lambda: active(driver).startswith("|buy-space|"), message=lambda: f"focus on Buy more space, not {active(driver)}")
     # It is off for the moment Not now's attempt still runs, as the person sees.
     wait(driver, lambda: driver.execute_script("return document.activeElement.getAttribute('aria-disabled') !== 'true'"), message="Buy on")
@@ -299,7 +299,7 @@ def test_storage_full_is_said_once_with_figures_that_agree(context):
         return [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length && !e.closest('#recent-problems')
           && [...e.childNodes].some(n => n.nodeType === 3 && /storage is full|don't fit in your storage/i.test(n.textContent))).map(e => e.id || e.className)""")
     assert len(said) == 1, f"the storage problem is said {len(said)} times: {said}"
-    for option in ("buy-space", "cancel"):
+    for option in ("buy-space", "not-now"):
         count = driver.execute_script(
             "return [...document.querySelectorAll(`button[data-option='${arguments[0]}']`)].filter(b => b.getClientRects().length).length", option)
         assert count == 1, f"{option}: {count} buttons"
@@ -419,7 +419,7 @@ def test_an_alert_opens_where_the_person_acted_and_other_windows_get_a_quiet_not
         click(other, find(other, '[data-view-for="primary"] button[data-option="buy-space"]'))
         wait(other, lambda: dialog_open(other, "#confirm"), message="the other window's question")
         declined = driver.execute_script("return document.querySelector('#alert').dataset.errorId")
-        click(driver, find(driver, '#alert-actions button[data-option="cancel"]'))
+        click(driver, find(driver, '#alert-actions button[data-option="dismiss"]'))
         wait(driver, lambda: not dialog_open(driver, "#alert"), message="closed where it was opened")
         # The other window has heard that the problem ended (its log says so); its own question is still open.
         wait(other, lambda: other.execute_script(

@@ -78,7 +78,7 @@ def test_try_again_twice_after_a_failure_runs_two_real_attempts(context):
     dashboard, driver = start(context, *PATIENT)
     dashboard.sim("/sim/faults", {"mode": "error500"})
     dashboard.sim("/sim/expire-token", {})  # ends the held poll, so the failure shows now
-    wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=15, message="the error's own options in the banner")
+    wait(driver, lambda: banner_options(driver) == ["stop-syncing", "try-again"], seconds=15, message="the error's own options in the banner")
     assert "having trouble" in text_of(driver, "#banner-text")
     notes = []
     for click_number in (1, 2):
@@ -102,7 +102,7 @@ def test_try_again_twice_after_a_failure_runs_two_real_attempts(context):
     shot(driver, SHOTS, "still-failing-banner")
     assert_accessible(driver)
     # Cancel stops syncing, as the suggestion says; Start brings it back.
-    click(driver, banner_button(driver, "cancel"))
+    click(driver, banner_button(driver, "stop-syncing"))
     wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
     dashboard.sim("/sim/faults", {"mode": "none"})
     click(driver, find(driver, '#engine-toggle'))
@@ -118,7 +118,7 @@ def test_each_connection_error_fails_visibly_then_recovers_three_times_in_a_row(
     for mode, words in [kind for kind in kinds for _ in range(3)]:
         dashboard.sim("/sim/faults", {"mode": mode})
         dashboard.sim("/sim/expire-token", {})
-        wait(driver, lambda: words in text_of(driver, "#banner-text") and banner_options(driver) == ["cancel", "try-again"], seconds=20,
+        wait(driver, lambda: words in text_of(driver, "#banner-text") and banner_options(driver) == ["stop-syncing", "try-again"], seconds=20,
              message=f"{mode}: banner with its options")
         click(driver, banner_button(driver, "try-again"))
         wait(driver, lambda: text_of(driver, "#banner-note").__contains__("didn't help"), seconds=15, message=f"{mode}: the failure is seen")
@@ -138,8 +138,8 @@ def test_each_connection_error_fails_visibly_then_recovers_three_times_in_a_row(
 def test_cancel_on_a_connection_error_stops_and_start_resumes(context):
     dashboard, driver = start(context, *PATIENT)
     dashboard.sim("/sim/faults", {"mode": "offline"})
-    wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=20, message="unreachable banner")
-    click(driver, banner_button(driver, "cancel"))
+    wait(driver, lambda: banner_options(driver) == ["stop-syncing", "try-again"], seconds=20, message="unreachable banner")
+    click(driver, banner_button(driver, "stop-syncing"))
     wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
     assert_accessible(driver)
     dashboard.sim("/sim/faults", {"mode": "none"})
@@ -168,8 +168,8 @@ def test_a_refused_token_is_an_alert_whose_options_work_every_time(context):
             wait(driver, lambda: not dialog_open() and status_text(driver) == "Live", seconds=15, message="recovered")
         else:
             driver.switch_to.active_element.send_keys(Keys.ESCAPE)  # Escape only closes the dialog
-            wait(driver, lambda: not dialog_open() and banner_options(driver) == ["cancel", "try-again"], message="closed: in the banner")
-            click(driver, banner_button(driver, "cancel"))  # Stop syncing
+            wait(driver, lambda: not dialog_open() and banner_options(driver) == ["stop-syncing", "try-again"], message="closed: in the banner")
+            click(driver, banner_button(driver, "stop-syncing"))  # Stop syncing
             wait(driver, lambda: "Syncing is stopped" in text_of(driver, "#banner-text"), message="stopped")
             click(driver, find(driver, '#engine-toggle'))
             wait(driver, lambda: status_text(driver) == "Live", seconds=15, message="started")
@@ -187,7 +187,7 @@ def view_options(driver):
 def test_free_space_asks_first_says_what_it_removes_and_removes_exactly_that(context):
     dashboard, driver = start(context)
     fill_storage(dashboard, driver, stored=40, waiting=10)
-    assert view_options(driver) == ["cancel", "free-space", "buy-space"], view_options(driver)
+    assert view_options(driver) == ["not-now", "free-space", "buy-space"], view_options(driver)
     shot(driver, SHOTS, "out-of-space-with-free-space")
     assert_accessible(driver)
     # First time: read the question and step back. Nothing is removed.
@@ -215,7 +215,7 @@ def test_free_space_asks_first_says_what_it_removes_and_removes_exactly_that(con
 def test_buying_declined_then_declined_again_then_bought(context):
     dashboard, driver = start(context)
     fill_storage(dashboard, driver, stored=5, waiting=40)
-    assert view_options(driver) == ["cancel", "buy-space"], "removing old messages cannot make room for 40: not offered"
+    assert view_options(driver) == ["not-now", "buy-space"], "removing old messages cannot make room for 40: not offered"
     dashboard.sim("/sim/faults", {"mode": "decline"})
     dialog_open = lambda: driver.execute_script("return document.querySelector('#alert').open")  # noqa: E731
     confirm_open = lambda: driver.execute_script("return document.querySelector('#confirm').open")  # noqa: E731
@@ -244,7 +244,7 @@ def test_buying_declined_then_declined_again_then_bought(context):
 def test_cancel_on_out_of_space_keeps_the_way_back_in_the_banner(context):
     dashboard, driver = start(context)
     fill_storage(dashboard, driver, stored=5, waiting=40)
-    click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
+    click(driver, find(driver, '[data-view-for="primary"] button[data-option="not-now"]'))
     wait(driver, lambda: not visible(driver, '[data-view-for="primary"] .error-view'), message="the view goes")
     assert status_text(driver) == "Paused"
     assert banner_options(driver) == ["buy-space"], banner_options(driver)
@@ -424,7 +424,7 @@ def test_another_window_sees_the_attempt_running(context):
     try:
         second.get(dashboard.url)
         for window in (driver, second):
-            wait(window, lambda window=window: banner_options(window) == ["cancel", "try-again"], seconds=20, message="both banners")
+            wait(window, lambda window=window: banner_options(window) == ["stop-syncing", "try-again"], seconds=20, message="both banners")
         dashboard.sim("/sim/faults", {"mode": "slow"})  # each upstream call takes 2 s: the attempt is long enough to watch
         click(driver, banner_button(driver, "try-again"))
         wait(second, lambda: "another window" in text_of(second, "#banner [data-busy-for]")

@@ -169,7 +169,7 @@ def test_an_alert_opens_only_in_the_window_where_the_person_acted(context):
             wait(driver, lambda: "In another window: The chat server won't let this dashboard in" in driver.execute_script(
                 "return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent).join()"), message="a quiet note")
             assert not dialog_open(driver, "#alert"), "no dialog over the other window"
-            wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], message="its options in the other window's banner")
+            wait(driver, lambda: banner_options(driver) == ["stop-syncing", "try-again"], message="its options in the other window's banner")
             assert enabled(driver, '#banner-actions button[data-option="try-again"]'), "reachable there: nothing modal in the way"
             shot(driver, SHOTS, "alert-elsewhere-note")
             assert_accessible(driver)
@@ -193,13 +193,13 @@ def test_escape_only_closes_an_alert_and_stop_syncing_says_what_it_did(context):
         dashboard.sim("/sim/faults", {"mode": "unauthorized"})
         dashboard.sim("/sim/expire-token", {})
         wait(driver, lambda: dialog_open(driver, "#alert"), seconds=20, message="the alert")
-        assert text_of(driver, '#alert-actions button[data-option="cancel"]') == "Stop syncing", "titled by what it does"
+        assert text_of(driver, '#alert-actions button[data-option="stop-syncing"]') == "Stop syncing", "titled by what it does"
         driver.switch_to.active_element.send_keys(Keys.ESCAPE)
-        wait(driver, lambda: not dialog_open(driver, "#alert") and banner_options(driver) == ["cancel", "try-again"],
+        wait(driver, lambda: not dialog_open(driver, "#alert") and banner_options(driver) == ["stop-syncing", "try-again"],
              message="closed: the error goes on in the banner")
         assert "stopped" not in status_text(driver).lower(), "Escape did not stop syncing"
         assert driver.switch_to.active_element.get_attribute("data-option") == "try-again", "the focus went to the banner"
-        click(driver, find(driver, '#banner-actions button[data-option="cancel"]'))
+        click(driver, find(driver, '#banner-actions button[data-option="stop-syncing"]'))
         wait(driver, lambda: status_text(driver) == "Stopped" and text_of(driver, "#engine-toggle") == "Start syncing",
              message="stopped")
         wait(driver, lambda: recorded_attempts(driver, "won't let this dashboard in"), message="the attempt is recorded")
@@ -217,7 +217,7 @@ def test_not_now_and_stop_while_paused_say_what_they_did(context):
     dashboard, driver = start(context)
     for round_number in (1, 2):
         fill_storage(dashboard, driver, stored=40, waiting=10)
-        click(driver, find(driver, '[data-view-for="primary"] button[data-option="cancel"]'))
+        click(driver, find(driver, '[data-view-for="primary"] button[data-option="not-now"]'))
         wait(driver, lambda: not visible(driver, '[data-view-for="primary"] .error-view'), message="the view went")
         wait(driver, lambda: len(recorded_attempts(driver, "storage")) == 1, message="the attempt is recorded")
         attempts = recorded_attempts(driver, "storage")
@@ -276,7 +276,7 @@ def test_try_again_while_the_engine_reconnects_leaves_nothing_open(context):
     for round_number in (1, 2):
         dashboard.sim("/sim/faults", {"mode": "error500"})
         dashboard.sim("/sim/expire-token", {})
-        wait(driver, lambda: banner_options(driver) == ["cancel", "try-again"], seconds=15, message="the error's banner")
+        wait(driver, lambda: banner_options(driver) == ["stop-syncing", "try-again"], seconds=15, message="the error's banner")
         click(driver, find(driver, '#banner-actions button[data-option="try-again"]'))
         dashboard.sim("/sim/faults", {"mode": "none"})  # the engine's own next try may get there first
         wait(driver, lambda: status_text(driver) == "Live" and calm(driver), seconds=15, message="live")

@@ -53,7 +53,7 @@ struct DashboardAppTests {
         let store = self.store
         // Never activated: these tests look at the HTTP face, not at syncing.
         services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: Self.loop, simulator: ChatSimulator()) { emit in
-            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop), emit: emit)
+            SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop), emit: emit)
         }
         engine = services.engine
         app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)

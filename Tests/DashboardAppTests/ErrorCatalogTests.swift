@@ -17,7 +17,7 @@ struct ErrorCatalogTests {
     func sizesAreWrittenAsThePageWritesThem(bytes: Int64, words: String) {
         // view.js formatBytes rounds halves up with the same integer arithmetic; the browser test
         // compares the two on a real page.
-        #expect(ErrorCatalog.megabytes(bytes) == words)
+        #expect(ErrorCatalog.sizeInWords(bytes) == words)
     }
 
     @Test func outOfSpaceSaysWhatDoesNotFitInTheFiguresOfTheStorageCard() {
@@ -26,7 +26,7 @@ struct ErrorCatalogTests {
         let error = ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil)
         #expect(error.detail == "New messages (6.0 KB) don't fit into the 5.0 KB left of your 20 KB.")
         #expect(error.options.map(\.title) == ["Not now", "Buy more space"], "Cancel only hides the view here")
-        #expect(error.option("buy-space")?.confirmation?.contains("10 MB") == true, "the question says how much is bought")
+        #expect(error.option(.buySpace)?.confirmation?.contains("10 MB") == true, "the question says how much is bought")
     }
 
     @Test func anUpstreamThatSellsNothingOffersCancelAndFreeSpaceOnly() {
@@ -34,16 +34,32 @@ struct ErrorCatalogTests {
                                     neededBytes: 6_000)
         let plan = FreeSpacePlan(messageCount: 40, bytes: 8_000, oldestSentAt: "2026-11-01T00:00:00.000Z", newestSentAt: "2026-11-02T00:00:00.000Z")
         let error = ErrorCatalog.error(for: problem, at: Date(), freeSpacePlan: plan, canBuySpace: false)
-        #expect(error.options.map(\.id) == ["cancel", "free-space"])
+        #expect(error.options.map(\.id) == [.notNow, .freeSpace])
         #expect(!error.suggestion.lowercased().contains("buy"), "no word of buying where nothing can be bought")
     }
 
     @Test func aRefusedSessionOfAnUpstreamThatSignsInAsksForThePassword() {
         let problem = EngineProblem(kind: .tokenRefused, debug: "401 unauthorized")
         let error = ErrorCatalog.error(for: problem, at: Date(), signsIn: true)
-        #expect(error.options.map(\.id) == ["sign-in", "cancel"])
-        #expect(error.option("sign-in")?.input == "password")
+        #expect(error.options.map(\.id) == [.signIn, .stopSyncing])
+        #expect(error.option(.signIn)?.input == "password")
         #expect(error.suggestion.contains("not stored"))
-        #expect(ErrorCatalog.error(for: problem, at: Date()).options.map(\.id) == ["try-again", "cancel"], "this project's protocol has no password")
+        #expect(ErrorCatalog.error(for: problem, at: Date()).options.map(\.id) == [.tryAgain, .stopSyncing], "this project's protocol has no password")
+    }
+
+    /// The contract's `cancel` names an error's backing-out option, so no error may have two;
+    /// and each kind's error is of that kind.
+    @Test(arguments: EngineProblem.Kind.allCases)
+    func everyErrorHasAtMostOneWayToBackOutAndItsOwnKind(kind: EngineProblem.Kind) {
+        let problem = EngineProblem(kind: kind, debug: "", usage: StorageUsage(usedBytes: 15_000, quotaBytes: 20_000), neededBytes: 6_000)
+        let plan = FreeSpacePlan(messageCount: 4, bytes: 8_000, oldestSentAt: "2026-11-01T00:00:00.000Z", newestSentAt: "2026-11-02T00:00:00.000Z")
+        for signsIn in [false, true] {
+            let error = ErrorCatalog.error(for: problem, at: Date(), freeSpacePlan: plan, signsIn: signsIn)
+            #expect(error.options.filter { $0.role == .cancel }.count <= 1, "\(kind): \(error.options.map(\.id))")
+            #expect(error.kind == ErrorCatalog.kind(of: kind))
+            #expect(Set(error.options.map(\.id)).count == error.options.count, "no option twice")
+        }
+        let declined = ErrorCatalog.purchaseDeclined(PurchaseAttempt(key: "k", neededBytes: 1), bytes: 10_000_000, debug: "", at: Date())
+        #expect(declined.options.filter { $0.role == .cancel }.map(\.id) == [.dismiss])
     }
 }

@@ -25,7 +25,7 @@ struct LoopbackDashboard {
         let loop = try EventLoop(name: loopName)
         let secrets = LaunchSecrets()
         let services = await DashboardServices.assemble(store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator) { emit in
-            SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
+            SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
         }
         let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
         try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),

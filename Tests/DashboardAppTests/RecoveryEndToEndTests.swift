@@ -29,7 +29,7 @@ struct RecoveryEndToEndTests {
         let store = try MessageStore(location: .memory)
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
                                     quotaOverride: quota)
-        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
         let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", loop: loop, simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
@@ -47,8 +47,8 @@ struct RecoveryEndToEndTests {
     }
 
     private func outOfSpace(_ world: World) async throws -> UserFacingError {
-        #expect(try await until { await world.services.registry.openErrors().contains { $0.type == "/problems/out-of-space" } })
-        return try #require(await world.services.registry.openErrors().first { $0.type == "/problems/out-of-space" })
+        #expect(try await until { await world.services.registry.openErrors().contains { $0.kind == .outOfSpace } })
+        return try #require(await world.services.registry.openErrors().first { $0.kind == .outOfSpace })
     }
 
     @Test func buyingSpaceRaisesTheQuotaAndEveryMessageArrivesOnce() async throws {
@@ -56,11 +56,11 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.publish(account: "primary", count: 40)
         let error = try await outOfSpace(world)
         #expect(error.presentation == .view)
-        #expect(error.options.map(\.id) == ["cancel", "buy-space"], "nothing stored yet: removing messages cannot make room")
+        #expect(error.options.map(\.id) == [.notNow, .buySpace], "nothing stored yet: removing messages cannot make room")
         #expect(await world.services.engine.connectionStatus().state == .paused)
         #expect(await world.store.cursor(for: .primary) == nil, "nothing stored")
 
-        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
+        let answer = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "k1")
         #expect(answer.status == .recovered)
         #expect(answer.summary == "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on.",
                 "2 KB plus the 10 MB bought")
@@ -79,7 +79,7 @@ struct RecoveryEndToEndTests {
         #expect(try await until { await world.store.cursor(for: .primary) == "40" })
         await world.simulator.simulator.publish(account: "primary", count: 10)
         let error = try await outOfSpace(world)
-        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "free-space", idempotencyKey: "k")
+        let answer = try await world.services.registry.attempt(errorID: error.id, postedOption: "free-space", idempotencyKey: "k")
         #expect(answer.status == .recovered)
         let summary = try #require(answer.summary, "a recovery that says what it removed")
         #expect(summary.hasPrefix("Deleted the ") && summary.contains(" oldest messages (") && summary.contains("to spare"), "\(summary)")
@@ -96,15 +96,15 @@ struct RecoveryEndToEndTests {
         await world.simulator.simulator.publish(account: "primary", count: 40)
         let error = try await outOfSpace(world)
         await world.simulator.simulator.setFaults(FaultSettings(mode: .decline))
-        let declined = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "k1")
+        let declined = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "k1")
         #expect(declined.status == .failed)
         let next = try #require(declined.error, "a decline")
-        #expect(next.type == "/problems/purchase-declined")
-        #expect(next.options.map(\.id) == ["try-again", "cancel"])
+        #expect(next.kind == .purchaseDeclined)
+        #expect(next.options.map(\.id) == [.tryAgain, .dismiss])
         #expect(await world.services.registry.openErrors().map(\.type) == ["/problems/out-of-space", "/problems/purchase-declined"])
 
         await world.simulator.simulator.setFaults(FaultSettings(mode: .none))
-        let retried = try await world.services.registry.attempt(errorID: next.id, optionID: "try-again", idempotencyKey: "k2")
+        let retried = try await world.services.registry.attempt(errorID: next.id, postedOption: "try-again", idempotencyKey: "k2")
         #expect(retried.status == .recovered)
         #expect(retried.summary == "Added 10 MB of storage: you now have 10 MB. The messages that waited are stored and syncing goes on.")
         #expect(try await until { await world.store.cursor(for: .primary) == "40" })
@@ -116,7 +116,7 @@ struct RecoveryEndToEndTests {
         let world = try await world(quota: 2000)
         await world.simulator.simulator.publish(account: "primary", count: 40)
         let error = try await outOfSpace(world)
-        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "c")
+        let answer = try await world.services.registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "c")
         #expect(answer.status == .dismissed, "Not now is done as asked, not a failure")
         let banner = try #require(answer.error, "the error stays")
         #expect(banner.id == error.id && banner.presentation == .banner)
@@ -138,7 +138,7 @@ struct RecoveryEndToEndTests {
 
     private func buySpace(_ world: World) async throws {
         let error = try await outOfSpace(world)
-        let answer = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: UUID().uuidString)
+        let answer = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: UUID().uuidString)
         guard answer.status == .recovered else { Issue.record("the purchase did not recover"); return }
     }
 
@@ -188,7 +188,7 @@ struct AttemptsAPITests {
         let secrets = LaunchSecrets()
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
                                     quotaOverride: 2000)
-        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
         let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
                                                         simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
@@ -199,7 +199,7 @@ struct AttemptsAPITests {
         await simulator.simulator.publish(account: "primary", count: 40)
         var error: UserFacingError?
         for _ in 0..<4000 where error == nil {
-            error = await services.registry.openErrors().first { $0.type == "/problems/out-of-space" }
+            error = await services.registry.openErrors().first { $0.kind == .outOfSpace }
             if error == nil { try await Task.sleep(for: .milliseconds(5)) }
         }
         let id = try #require(error?.id)
@@ -226,7 +226,7 @@ struct AttemptsAPITests {
         let simulator = try await SimulatorServer.start(loop: loop)
         let store = try MessageStore(location: .memory)
         let secrets = LaunchSecrets()
-        let upstream = HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
+        let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
         let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
                                                         simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: EngineOptions(alwaysOn: false), emit: emit)

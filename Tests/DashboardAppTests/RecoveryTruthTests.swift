@@ -81,8 +81,8 @@ struct RecoveryTruthTests {
         let world = try await world()
         let refused = ErrorCatalog.error(for: EngineProblem(kind: .tokenRefused, debug: "401"), at: Date(), signsIn: true)
         let error = await world.services.registry.raise(refused, attempter: world.attempter)
-        #expect(error.options.map(\.id) == ["sign-in", "cancel"])
-        #expect(error.option("cancel")?.title == "Stop syncing", "titled by what it does")
+        #expect(error.options.map(\.id) == [.signIn, .stopSyncing])
+        #expect(error.option(.stopSyncing)?.title == "Stop syncing", "titled by what it does")
 
         let unknown = try await postAttempt(world, errorID: "e-nothing", body: #"{"option": "sign-in", "password": "p1"}"#, key: "a")
         #expect(unknown.status == .notFound)
@@ -106,14 +106,14 @@ struct RecoveryTruthTests {
         let upstream = ScriptedAccountUpstream(purchaseAnswers: [.failure(.unreachable("connection cut mid-answer")), .success(20_000_000)])
         let world = try await world(upstream, quota: 1000)
         let error = await outOfSpace(world)
-        let lost = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "click-1")
+        let lost = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "click-1")
         #expect(lost.status == .failed)
         let reason = try #require(lost.error?.lastFailedAttempt?.reason)
         #expect(reason == ErrorCatalog.purchaseOutcomeUnknown)
         #expect(!reason.contains("Nothing was charged") && reason.contains("not known whether it went through"))
         #expect(reason.contains("never charged twice"))
 
-        _ = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "click-2")
+        _ = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "click-2")
         let keys = upstream.purchaseKeys.withLock { $0 }
         #expect(keys.count == 2 && keys[0] == keys[1], "the second click repeats the same purchase: \(keys)")
         #expect(try await world.store.purchasedBytes() == ErrorCatalog.purchaseBytes(neededBytes: 500), "credited once")
@@ -122,9 +122,9 @@ struct RecoveryTruthTests {
     @Test func aPurchaseAnsweredAgainIsCreditedOnceToTheLocalQuota() async throws {
         let world = try await world(ScriptedAccountUpstream(), quota: 1000)
         let error = await outOfSpace(world)
-        _ = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "click-1")
+        _ = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "click-1")
         // The error is still open (syncing does not run here), so its next purchase is the same one.
-        _ = try await world.services.registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "click-2")
+        _ = try await world.services.registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "click-2")
         let bought = ErrorCatalog.purchaseBytes(neededBytes: 500)
         #expect(try await world.store.purchasedBytes() == bought)
         #expect(await world.store.storageUsage().quotaBytes == 1000 + bought)
@@ -148,7 +148,7 @@ struct RecoveryTruthTests {
         let attempter = EngineAttempter(engine: engine, store: store)
         let problem = EngineProblem(kind: .outOfSpace, debug: "quota", usage: StorageUsage(usedBytes: 900, quotaBytes: 1000), neededBytes: 500)
         let error = ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil)
-        guard case .failed(let shown) = await attempter.attempt(try #require(error.option("buy-space")), for: error, input: AttemptInput()) else {
+        guard case .failed(let shown) = await attempter.attempt(try #require(error.option(.buySpace)), for: error, input: AttemptInput()) else {
             Issue.record("expected a failure")
             return
         }

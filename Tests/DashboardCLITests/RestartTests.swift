@@ -113,7 +113,7 @@ struct RestartTests {
         #expect(metrics.contains("lp_engine_upstream_behind_total 1"), "counted in /metrics")
 
         let error = try #require((state["errors"] as? [[String: Any]])?.first)
-        #expect((error["options"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["cancel", "resync"])
+        #expect((error["options"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["stop-syncing", "resync"])
         let answer = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option": "resync"}"#,
                                               extraHeaders: ["Idempotency-Key": "resync"])
         #expect(answer.body["status"] as? String == "recovered")

@@ -17,7 +17,7 @@ struct SimulatorSyncTests {
         let simulator = try await SimulatorServer.start(loop: loop)
         let store = try MessageStore(location: .memory)
         let recorder = EventRecorder()
-        let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
+        let engine = SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
                                 options: EngineOptions(alwaysOn: true), emit: { recorder.record($0) })
         await engine.activate()
         _ = await recorder.connectionState(.live)
@@ -49,7 +49,7 @@ struct SimulatorSyncTests {
         await simulator.simulator.publish(account: "primary", count: 30)
         let store = try MessageStore(location: .memory)
         let recorder = EventRecorder()
-        let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
+        let engine = SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 25),
                                 options: EngineOptions(alwaysOn: true), emit: { recorder.record($0) })
         await engine.activate()
         await recorder.waitUntil { events in
@@ -78,7 +78,7 @@ struct SimulatorSyncTests {
         let recorder = EventRecorder()
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(50)), holdSeconds: 1,
                                     importantRetryDelays: [.milliseconds(5), .milliseconds(10)], anotherPollerWait: .milliseconds(50))
-        let engine = SyncEngine(store: store, upstream: HTTPUpstreamClient(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 1),
+        let engine = SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 1),
                                 options: options, emit: { recorder.record($0) })
         await engine.activate()
 

@@ -421,7 +421,7 @@ struct DashboardOnSynapseTests {
         let dashboard = try await world.dashboard(password: nil)
         var state = try await dashboard.state { ($0["errors"] as? [[String: Any]])?.first?["type"] as? String == "/problems/token-refused" }
         var error = try #require((state["errors"] as? [[String: Any]])?.first)
-        #expect((error["options"] as? [[String: Any]])?.map { $0["id"] as? String } == ["sign-in", "cancel"])
+        #expect((error["options"] as? [[String: Any]])?.map { $0["id"] as? String } == ["sign-in", "stop-syncing"])
         #expect((error["options"] as? [[String: Any]])?.first?["input"] as? String == "password")
 
         let wrong = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option":"sign-in","password":"not it"}"#,

@@ -82,7 +82,7 @@ test("paused: why, in the storage problem's own words; its options in the bar on
   assert.match(pageStatus(withState("paused", { errors: [asideSpace] }), t0).sentence, /^Syncing is paused: new messages don't fit in your storage\. Nothing is lost/);
   const banner = pageStatus(withState("paused", { errors: [error("s", "/problems/out-of-space", "banner")] }), t0);
   assert.equal(banner.errorActions, true);
-  assert.deepEqual(banner.except, ["cancel"], "not Not now again");
+  assert.deepEqual(banner.except, ["not-now"], "not Not now again");
   assert.equal(pageStatus(withState("paused"), t0).sentence, "Syncing is paused: it waits for you.");
 });
 

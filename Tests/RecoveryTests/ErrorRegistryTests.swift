@@ -25,16 +25,18 @@ final class ScriptedAttempter: RecoveryAttempter {
     }
 
     func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
-        runs.withLock { $0.append(option.id) }
+        runs.withLock { $0.append(option.id.rawValue) }
         return await answer(option, error)
     }
 
     var count: Int { runs.withLock { $0.count } }
 }
 
-func sampleError(_ type: String = "/problems/upstream-error", debug: String = "500") -> UserFacingError {
-    UserFacingError(type: type, title: "T", detail: "D", suggestion: "S", presentation: .banner, options: [.tryAgain, .cancel],
-                    debug: debug, createdAt: Date(timeIntervalSince1970: 0))
+/// An error of `kind` whose options are Try again and Stop syncing (posted here as the contract's
+/// `cancel`, which names an error's backing-out option); `cause` tells errors of one kind apart.
+func sampleError(_ kind: ProblemKind = .upstreamError, cause: String? = nil, debug: String = "500") -> UserFacingError {
+    UserFacingError(kind: kind, title: "T", detail: "D", suggestion: "S", presentation: .banner, options: [.tryAgain, .stopSyncing],
+                    debug: debug, createdAt: Date(timeIntervalSince1970: 0), causeKey: cause)
 }
 
 /// An attempter whose attempts wait until the test yields on the returned continuation, then
@@ -72,18 +74,18 @@ struct ErrorRegistryTests {
     @Test func recoveredResolvesAndFailedShowsTheNewError() async throws {
         let registry = registry()
         let attempter = ScriptedAttempter { option, error in
-            option.id == "cancel" ? .recovered : .failed({ var next = error; next.debug = "still 500"; return next }())
+            option.id == .stopSyncing ? .recovered : .failed({ var next = error; next.debug = "still 500"; return next }())
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let failed = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k1")
+        let failed = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k1")
         #expect(failed.status == .failed)
         let next = try #require(failed.error)
         #expect(next.id == error.id && next.debug == "still 500")
-        _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "k2")
+        _ = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "k2")
         #expect(await registry.openErrors().isEmpty)
         #expect(presenter.entries.last == "dismiss /problems/upstream-error")
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "k3")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "k3")
         }
     }
 
@@ -91,7 +93,7 @@ struct ErrorRegistryTests {
         let registry = registry(.milliseconds(400))
         let attempter = ScriptedAttempter { _, _ in .recovered }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers(2)  // the floor and the deadline
         while attempter.count == 0 { await Task.yield() }
         #expect(attempter.count == 1, "the option ran at once")
@@ -105,15 +107,15 @@ struct ErrorRegistryTests {
         let registry = registry()
         let attempter = ScriptedAttempter { _, error in .failed(error) }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let first = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "same")
-        let replay = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "same")
+        let first = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "same")
+        let replay = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "same")
         #expect(first == replay)
         #expect(attempter.count == 1)
         await #expect(throws: ErrorRegistry.AttemptRefusal.keyReusedForAnotherOption) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "same")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "same")
         }
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownOption) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "buy-space", idempotencyKey: "other")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "buy-space", idempotencyKey: "other")
         }
     }
 
@@ -125,10 +127,10 @@ struct ErrorRegistryTests {
             return .recovered
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let running = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "a") }
+        let running = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a") }
         while attempter.count == 0 { await Task.yield() }
         await #expect(throws: ErrorRegistry.AttemptRefusal.attemptRunning) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "b")
         }
         open.yield()
         #expect(try await running.value.status == .recovered)
@@ -139,17 +141,17 @@ struct ErrorRegistryTests {
         let registry = ErrorRegistry(presenter: presenter, clock: clock, now: { Date(timeIntervalSince1970: 1000) }, minimumAttemptDuration: .zero)
         let attempter = ScriptedAttempter { _, error in .failed(error.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let answer = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k1")
+        let answer = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k1")
         #expect(answer.status == .failed)
         let shown = try #require(answer.error)
-        #expect(shown.lastFailedAttempt == FailedAttempt(optionID: "try-again", optionTitle: "Try again", at: Date(timeIntervalSince1970: 1000),
+        #expect(shown.lastFailedAttempt == FailedAttempt(optionID: .tryAgain, optionTitle: "Try again", at: Date(timeIntervalSince1970: 1000),
                                                          reason: "still 500"))
         // The engine raising the same cause again (without a note) keeps the note.
         _ = await registry.raise(sampleError(debug: "503"), attempter: attempter)
         #expect(await registry.error(id: error.id)?.lastFailedAttempt?.reason == "still 500")
         #expect(presenter.attemptStatuses == [.running, .failed], "other windows hear it start and end")
         // A second click with a new key runs again.
-        _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k2")
+        _ = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k2")
         #expect(attempter.count == 2)
     }
 
@@ -164,10 +166,10 @@ struct ErrorRegistryTests {
             return .recovered
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers()  // the deadline
         clock.advance(by: .seconds(29))
-        #expect(await registry.runningAttempts()[error.id]?.optionID == "try-again")
+        #expect(await registry.runningAttempts()[error.id]?.optionID == .tryAgain)
         clock.advance(by: .seconds(1))
         let answer = try await attempt.value
         #expect(answer.status == .failed)
@@ -186,36 +188,37 @@ struct ErrorRegistryTests {
             return .failed(sampleError())
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let caller = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        let caller = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         while attempter.count == 0 { await Task.yield() }
         caller.cancel()
         open.yield()
         #expect(try await caller.value.status == .recovered)
-        let replay = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k")
+        let replay = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k")
         #expect(replay.status == .recovered, "the retried click gets the answer")
     }
 
     @Test func recentProblemsKeepResolvedErrorsAndTheirAttemptsNewestFirst() async throws {
         let registry = registry()
-        let attempter = ScriptedAttempter { option, error in option.id == "cancel" ? .recovered : .failed(error.failing(because: "no")) }
-        let first = await registry.raise(sampleError("/problems/upstream-error"), attempter: attempter)
-        _ = try await registry.attempt(errorID: first.id, optionID: "try-again", idempotencyKey: "a")
-        _ = try await registry.attempt(errorID: first.id, optionID: "cancel", idempotencyKey: "b")
+        let attempter = ScriptedAttempter { option, error in option.id == .stopSyncing ? .recovered : .failed(error.failing(because: "no")) }
+        let first = await registry.raise(sampleError(.upstreamError), attempter: attempter)
+        _ = try await registry.attempt(errorID: first.id, postedOption: "try-again", idempotencyKey: "a")
+        _ = try await registry.attempt(errorID: first.id, postedOption: "cancel", idempotencyKey: "b")
+        var raised: [String] = []
         for index in 0..<25 {
-            _ = await registry.raise(sampleError("/problems/kind-\(index)"), attempter: attempter)
+            raised.append(await registry.raise(sampleError(cause: "kind-\(index)"), attempter: attempter).id)
         }
         let recent = await registry.recentProblems()
         #expect(recent.count == 20)
-        #expect(recent.first?.type == "/problems/kind-24")
+        #expect(recent.map(\.errorID) == Array(raised.suffix(20).reversed()), "newest first")
         #expect(!recent.contains { $0.errorID == first.id }, "the oldest fell out")
 
         let small = ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: .zero)
         let error = await small.raise(sampleError(), attempter: attempter)
-        _ = try await small.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "a")
-        _ = try await small.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
+        _ = try await small.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a")
+        _ = try await small.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "b")
         let record = try #require(await small.recentProblems().first)
         #expect(record.resolvedAt != nil)
-        #expect(record.attempts.map(\.optionID) == ["try-again", "cancel"])
+        #expect(record.attempts.map(\.optionID) == [.tryAgain, .stopSyncing], "cancel names the backing-out option")
         #expect(record.attempts.map(\.status) == [.failed, .recovered])
         #expect(record.attempts.first?.reason == "no")
     }
@@ -231,7 +234,7 @@ struct ErrorRegistryTests {
             return .failed(fresh)
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers(2)
         while attempter.count == 0 { await Task.yield() }
         await registry.resolve(causeKey: error.causeKey)  // the engine reconnected meanwhile
@@ -247,7 +250,7 @@ struct ErrorRegistryTests {
         let registry = registry()
         let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let attempt = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "k") }
+        let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         while attempter.count == 0 { await Task.yield() }
         await registry.resolve(causeKey: error.causeKey)
         let again = await registry.raise(sampleError(debug: "503"), attempter: attempter)
@@ -261,32 +264,32 @@ struct ErrorRegistryTests {
     @Test func anErrorAnAttemptMadeClosesWithTheErrorItCameFrom() async throws {
         let registry = registry()
         let attempter = ScriptedAttempter { option, error in
-            guard option.id == "try-again", error.type == "/problems/out-of-space" else { return .recovered }
-            var declined = sampleError("/problems/purchase-declined")
+            guard option.id == .tryAgain, error.kind == .outOfSpace else { return .recovered }
+            var declined = sampleError(.purchaseDeclined)
             declined.origin = error.causeKey
             return .failed(declined)
         }
-        let full = await registry.raise(sampleError("/problems/out-of-space"), attempter: attempter)
-        let answer = try await registry.attempt(errorID: full.id, optionID: "try-again", idempotencyKey: "buy")
+        let full = await registry.raise(sampleError(.outOfSpace), attempter: attempter)
+        let answer = try await registry.attempt(errorID: full.id, postedOption: "try-again", idempotencyKey: "buy")
         let declined = try #require(answer.error)
         #expect(declined.type == "/problems/purchase-declined")
         #expect(await registry.openErrors().map(\.type) == ["/problems/out-of-space", "/problems/purchase-declined"])
         await registry.resolve(causeKey: full.causeKey)  // another window freed space
         #expect(await registry.openErrors().isEmpty, "the declined purchase went with it: its Try again would buy space nobody needs")
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
-            _ = try await registry.attempt(errorID: declined.id, optionID: "try-again", idempotencyKey: "again")
+            _ = try await registry.attempt(errorID: declined.id, postedOption: "try-again", idempotencyKey: "again")
         }
     }
 
     @Test func anErrorAnAttemptMakesIsNotOpenedWhenWhatItCameFromClosedMeanwhile() async throws {
         let registry = registry()
         let (attempter, open) = heldAttempter { error in
-            var declined = sampleError("/problems/purchase-declined")
+            var declined = sampleError(.purchaseDeclined)
             declined.origin = error.causeKey
             return .failed(declined)
         }
-        let full = await registry.raise(sampleError("/problems/out-of-space"), attempter: attempter)
-        let attempt = Task { try await registry.attempt(errorID: full.id, optionID: "try-again", idempotencyKey: "buy") }
+        let full = await registry.raise(sampleError(.outOfSpace), attempter: attempter)
+        let attempt = Task { try await registry.attempt(errorID: full.id, postedOption: "try-again", idempotencyKey: "buy") }
         while attempter.count == 0 { await Task.yield() }
         await registry.resolve(causeKey: full.causeKey)
         open.yield()
@@ -300,15 +303,15 @@ struct ErrorRegistryTests {
         let registry = registry()
         let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let click = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "click") }
+        let click = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "click") }
         while attempter.count == 0 { await Task.yield() }
         // The page's network retry of the same click, while the attempt still runs.
-        let retry = Task { try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "click") }
+        let retry = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "click") }
         await #expect(throws: ErrorRegistry.AttemptRefusal.keyReusedForAnotherOption) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "click")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "click")
         }
         await #expect(throws: ErrorRegistry.AttemptRefusal.attemptRunning, "another click is another attempt: refused while one runs") {
-            _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "another click")
+            _ = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "another click")
         }
         open.yield()
         let (first, second) = (try await click.value, try await retry.value)
@@ -322,17 +325,17 @@ struct ErrorRegistryTests {
     @Test func anErrorSetAsideIsDismissedWithWhatWasDoneNotFailed() async throws {
         let registry = registry()
         let attempter = ScriptedAttempter { option, error in
-            if option.id == "cancel" { return .setAside(kept: nil, summary: "You stopped syncing.") }
+            if option.id == .stopSyncing { return .setAside(kept: nil, summary: "You stopped syncing.") }
             var banner = error
             banner.presentation = .toast
             return .setAside(kept: banner, summary: "Hidden for now.")
         }
         let error = await registry.raise(sampleError(), attempter: attempter)
-        let hidden = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "a")
+        let hidden = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a")
         #expect(hidden.status == .dismissed && hidden.summary == "Hidden for now.")
         #expect(await registry.error(id: error.id)?.presentation == .toast, "kept, in the quieter form")
         #expect(await registry.error(id: error.id)?.lastFailedAttempt == nil, "no failure noted")
-        let stopped = try await registry.attempt(errorID: error.id, optionID: "cancel", idempotencyKey: "b")
+        let stopped = try await registry.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "b")
         #expect(stopped.status == .dismissed && stopped.error == nil)
         #expect(await registry.openErrors().isEmpty)
         let record = try #require(await registry.recentProblems().first)
@@ -357,13 +360,13 @@ struct ErrorRegistryTests {
         let error = await registry.raise(sampleError(), attempter: attempter)
         let typed = AttemptInput(password: "hunter2")
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
-            _ = try await registry.attempt(errorID: "e-gone", optionID: "try-again", idempotencyKey: "a", input: typed)
+            _ = try await registry.attempt(errorID: "e-gone", postedOption: "try-again", idempotencyKey: "a", input: typed)
         }
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownOption) {
-            _ = try await registry.attempt(errorID: error.id, optionID: "sign-in", idempotencyKey: "b", input: typed)
+            _ = try await registry.attempt(errorID: error.id, postedOption: "sign-in", idempotencyKey: "b", input: typed)
         }
         #expect(attempter.received.withLock { $0 }.isEmpty, "refused attempts never use what was typed")
-        _ = try await registry.attempt(errorID: error.id, optionID: "try-again", idempotencyKey: "c", input: typed)
+        _ = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "c", input: typed)
         #expect(attempter.received.withLock { $0 } == [typed])
         #expect(!"\(typed)".contains("hunter2"), "never in a log line")
     }

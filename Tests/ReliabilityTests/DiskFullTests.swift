@@ -45,7 +45,7 @@ struct DiskFullTests {
         #expect((try endpoint.json("/api/state")["connection"] as? [String: Any])?["state"] as? String == "paused")
         let storedBefore = try DashboardCrashTests.storedIDs(endpoint, "primary")
         let options = (outOfSpace["options"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-        #expect(options == ["cancel", "free-space", "try-again"], "buying quota cannot help a full disk")
+        #expect(options == ["not-now", "free-space", "try-again"], "buying quota cannot help a full disk")
 
         // The person makes room on the disk (here: the filesystem grows), then tries again.
         #expect(try Self.run("/bin/mount", ["-o", "remount,size=16m", mountPoint]) == 0)

@@ -148,18 +148,31 @@ struct ErrorBody: Encodable, Sendable {
         try container.encode(error.suggestion, forKey: Key("suggestion"))
         try container.encode(error.presentation.rawValue, forKey: Key("presentation"))
         try container.encode(Timestamp.string(error.createdAt), forKey: Key("createdAt"))
-        try container.encode(error.options.map { Option(id: $0.id, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation, input: $0.input) },
+        try container.encode(error.options.map { Option(id: $0.id.rawValue, title: $0.title, role: $0.role?.rawValue, confirm: $0.confirmation, input: $0.input) },
                              forKey: Key("options"))
         if let running {
-            try container.encode(["option": running.optionID, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))
+            try container.encode(["option": running.optionID.rawValue, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))
         }
         if let last = error.lastFailedAttempt {
-            try container.encode(LastAttempt(option: last.optionID, title: last.optionTitle, at: Timestamp.string(last.at), reason: last.reason),
+            try container.encode(LastAttempt(option: last.optionID?.rawValue ?? "", title: last.optionTitle, at: Timestamp.string(last.at), reason: last.reason),
                                  forKey: Key("lastAttempt"))
         }
         try container.encode(["underlying": error.debug], forKey: Key("debug"))
-        for (name, value) in error.extensions.sorted(by: { $0.key < $1.key }) {
-            try container.encode(value, forKey: Key(name))
+        switch error.facts {
+        case .none:
+            break
+        case .space(let space):
+            // The storage card's figures, so the view and the card say the same.
+            try container.encodeIfPresent(space.usedBytes, forKey: Key("usedBytes"))
+            try container.encodeIfPresent(space.quotaBytes, forKey: Key("quotaBytes"))
+            try container.encode(space.neededBytes, forKey: Key("neededBytes"))
+            if space.diskFull { try container.encode(1, forKey: Key("diskFull")) }
+            if let free = space.freeSpace {
+                try container.encode(free.messages, forKey: Key("freeSpaceMessages"))
+                try container.encode(free.bytes, forKey: Key("freeSpaceBytes"))
+            }
+        case .purchase(let purchase):
+            try container.encode(purchase.neededBytes, forKey: Key("neededBytes"))
         }
     }
 }

@@ -35,14 +35,14 @@ public struct Problem: Sendable, Codable, Equatable {
 
 extension Problem {
     static func hostNotAllowed(_ host: String?) -> Problem {
-        Problem(type: "/problems/host-not-allowed", title: "Host not allowed", status: .forbidden,
+        Problem(.hostNotAllowed, title: "Host not allowed", status: .forbidden,
                 detail: "This dashboard answers only requests addressed to its own loopback origin"
                     + (host.map { ", not to \($0.debugDescription)." } ?? "; the request named no host."))
     }
 
     /// The local copy could not be read (or, with `writing`, written): the store failed under a route.
     static func storageError(_ title: String, writing: Bool = false) -> Problem {
-        Problem(type: "/problems/storage-error", title: title, status: .internalServerError,
+        Problem(.storageError, title: title, status: .internalServerError,
                 detail: "The local copy could not be \(writing ? "written" : "read"). Try again in a moment.")
     }
 
@@ -53,6 +53,28 @@ extension Problem {
     static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
         Problem(status: .methodNotAllowed,
                 detail: "\(method) is not supported here; use \(allowed.joined(separator: " or ")).")
+    }
+}
+
+/// The API's own problem types: requests it refuses, as opposed to the recoverable errors of
+/// syncing (`ProblemKind`).
+public enum RequestProblemKind: String, Sendable, CaseIterable {
+    case hostNotAllowed = "/problems/host-not-allowed"
+    case storageError = "/problems/storage-error"
+    case accessToken = "/problems/access-token"
+    case crossOrigin = "/problems/cross-origin"
+    case unsupportedMediaType = "/problems/unsupported-media-type"
+    case csrfToken = "/problems/csrf-token"
+    case idempotencyKeyMissing = "/problems/idempotency-key-missing"
+    case idempotencyKeyReused = "/problems/idempotency-key-reused"
+    case unknownOption = "/problems/unknown-option"
+    case attemptRunning = "/problems/attempt-running"
+    case searchUnreadable = "/problems/search-unreadable"
+}
+
+extension Problem {
+    init(_ kind: RequestProblemKind, title: String, status: HTTPStatus, detail: String? = nil) {
+        self.init(type: kind.rawValue, title: title, status: status, detail: detail)
     }
 }
 

@@ -59,8 +59,7 @@ struct DashboardHub: Sendable {
         case .problemRaised(let problem):
             await registry.raise(await attempter.error(for: problem), attempter: attempter)
         case .problemCleared(let kind):
-            let causeKey = ErrorCatalog.error(for: EngineProblem(kind: kind, debug: ""), at: Date()).causeKey
-            await registry.resolve(causeKey: causeKey)
+            await registry.resolve(causeKey: ErrorCatalog.kind(of: kind).rawValue)
         }
     }
 }
@@ -78,7 +77,8 @@ struct FeedPresenter: ErrorPresenter {
     }
 
     func attemptChanged(_ progress: AttemptProgress) async {
-        await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, type: progress.errorType, attemptId: progress.attemptID, option: progress.optionID,
+        await feed.publish("attempt", AttemptEvent(errorId: progress.errorID, type: progress.errorKind.rawValue, attemptId: progress.attemptID,
+                                                   option: progress.optionID.rawValue,
                                                    title: progress.optionTitle, status: progress.status.rawValue, reason: progress.reason,
                                                    summary: progress.summary))
     }

@@ -36,36 +36,40 @@ struct EngineAttempter: RecoveryAttempter {
     }
 
     func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
-        switch (error.type, option.id) {
-        case ("/problems/out-of-space", "cancel"):
-            // The view goes; the engine stays paused and the banner keeps a way back to the options.
+        switch option.id {
+        case .notNow:
+            // The view goes; the cause stays (out of space: syncing stays paused) and the status
+            // bar keeps a way back to the options.
             var banner = error
             banner.presentation = .banner
             return .setAside(kept: banner, summary: "Hidden for now; syncing stays paused until there is room.")
-        case ("/problems/out-of-space", "free-space"):
-            return await freeSpace(error)
-        case ("/problems/out-of-space", "try-again"):
-            // The disk was full; maybe it has room now.
-            return await storeWaitingBatch(shown: error, after: nil)
-        case ("/problems/out-of-space", "buy-space"), ("/problems/purchase-declined", "try-again"):
-            return await buySpace(error)
-        case ("/problems/purchase-declined", "cancel"):
+        case .dismiss:
             return .setAside(kept: nil, summary: "Nothing was bought.")
-        case ("/problems/token-refused", "sign-in"):
-            return await signIn(error, password: input.password)
-        case ("/problems/upstream-behind", "resync"):
-            if await engine.resyncFromServer() { return .recovered }
-            return .failed(await currentError(replacing: error))
-        case (_, "cancel"):
-            // On a connection or storage problem: stop trying, so nothing is left that could fail.
-            // The banner offers Start syncing.
+        case .stopSyncing:
+            // Nothing is left that could fail; the status bar offers Start syncing.
             await engine.stop()
             return .setAside(kept: nil, summary: "You stopped syncing.")
-        case (_, "try-again"):
-            if await engine.retryAndWait() { return .recovered }
+        case .freeSpace:
+            return await freeSpace(error)
+        case .buySpace:
+            return await buySpace(error)
+        case .signIn:
+            return await signIn(error, password: input.password)
+        case .resync:
+            if await engine.resyncFromServer() { return .recovered }
             return .failed(await currentError(replacing: error))
-        default:
-            return .failed(error.failing(because: "This option does not apply here."))
+        case .tryAgain:
+            switch error.kind {
+            case .outOfSpace:
+                // The disk was full; maybe it has room now.
+                return await storeWaitingBatch(shown: error, after: nil)
+            case .purchaseDeclined:
+                return await buySpace(error)
+            case .upstreamError, .badResponse, .upstreamUnreachable, .noInternet, .tokenRefused, .anotherPoller, .upstreamBehind,
+                 .storageFailure:
+                if await engine.retryAndWait() { return .recovered }
+                return .failed(await currentError(replacing: error))
+            }
         }
     }
 
@@ -96,9 +100,10 @@ struct EngineAttempter: RecoveryAttempter {
     }
 
     private func freeSpace(_ shown: UserFacingError) async -> AttemptResult {
+        guard let space = shown.space else { return .failed(shown.failing(because: "Only storage that is full can be freed.")) }
         let removed: FreeSpacePlan?
         do {
-            removed = try await store.freeSpace(neededBytes: shown.extensions["neededBytes"] ?? 0, diskFull: shown.extensions["diskFull"] == 1)
+            removed = try await store.freeSpace(neededBytes: space.neededBytes, diskFull: space.diskFull)
         } catch {
             var failed = shown
             failed.debug = "free space failed: \(error)"
@@ -109,19 +114,24 @@ struct EngineAttempter: RecoveryAttempter {
         }
         log.info("freed \(removed.bytes) bytes: \(removed.messageCount) message(s)")
         await self.removed(removed)
-        let room = shown.extensions["quotaBytes"].map {
-            ", " + ErrorCatalog.freeSpaceRoom(neededBytes: shown.extensions["neededBytes"] ?? 0, quota: $0).replacingOccurrences(of: "to make", with: "making")
+        let room = space.quotaBytes.map {
+            ", " + ErrorCatalog.freeSpaceRoom(neededBytes: space.neededBytes, quota: $0).replacingOccurrences(of: "to make", with: "making")
         } ?? ""
-        let what = "Deleted the \(removed.messageCount == 1 ? "oldest message" : "\(removed.messageCount) oldest messages") (\(ErrorCatalog.megabytes(removed.bytes)))\(room)"
+        let what = "Deleted the \(removed.messageCount == 1 ? "oldest message" : "\(removed.messageCount) oldest messages") (\(ErrorCatalog.sizeInWords(removed.bytes)))\(room)"
         return await storeWaitingBatch(shown: shown, after: what)
     }
 
     /// Buys what the batch needs (at least 10 MB) under a key fixed for this error, so retrying a
     /// purchase can never charge twice. Never retried automatically: only a click runs it.
     private func buySpace(_ shown: UserFacingError) async -> AttemptResult {
-        let needed = shown.extensions["neededBytes"] ?? 0
+        let needed: Int64, earlierKey: String?
+        switch shown.facts {
+        case .space(let space): (needed, earlierKey) = (space.neededBytes, space.purchaseKey)
+        case .purchase(let purchase): (needed, earlierKey) = (purchase.neededBytes, purchase.key)
+        case .none: return .failed(shown.failing(because: "Only storage that is full can be bought for."))
+        }
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
-        let key = shown.attemptContext["purchaseKey"] ?? "buy-space-" + shown.id
+        let key = earlierKey ?? "buy-space-" + shown.id
         let token: String
         do {
             token = try await engine.tokenForCall()
@@ -137,10 +147,9 @@ struct EngineAttempter: RecoveryAttempter {
             effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota, idempotencyKey: key)
             log.info("bought \(bytes) bytes; quota now \(effective)")
         } catch .paymentDeclined {
-            var declined = ErrorCatalog.purchaseDeclined(bytes: bytes, debug: "402 from the upstream for key \(key)", at: now())
             // Retrying the declined purchase uses the very same key; it closes with the error it came from.
-            declined.attemptContext["purchaseKey"] = key
-            declined.extensions["neededBytes"] = needed
+            var declined = ErrorCatalog.purchaseDeclined(PurchaseAttempt(key: key, neededBytes: needed), bytes: bytes,
+                                                         debug: "402 from the upstream for key \(key)", at: now())
             declined.origin = shown.origin ?? shown.causeKey
             return .failed(declined)
         } catch {
@@ -148,12 +157,15 @@ struct EngineAttempter: RecoveryAttempter {
             // again cannot charge twice, so trying again is safe and tells.
             var failed = shown
             failed.debug = "purchase under key \(key): \(error)"
-            failed.attemptContext["purchaseKey"] = key
+            if case .space(var space) = failed.facts {
+                space.purchaseKey = key
+                failed.facts = .space(space)
+            }
             return .failed(failed.failing(because: ErrorCatalog.purchaseOutcomeUnknown))
         }
-        let bought = "Added \(ErrorCatalog.megabytes(bytes)) of storage: you now have \(ErrorCatalog.megabytes(effective))"
+        let bought = "Added \(ErrorCatalog.sizeInWords(bytes)) of storage: you now have \(ErrorCatalog.sizeInWords(effective))"
         let outcome = await storeWaitingBatch(shown: shown, after: bought)
-        if case .failed = outcome, shown.type == "/problems/purchase-declined" {
+        if case .failed = outcome, shown.kind == .purchaseDeclined {
             // The purchase went through: the declined error is over whatever happens next (the
             // out-of-space error, still open, says what stands in the way now).
             return .recovered(summary: bought + ".")

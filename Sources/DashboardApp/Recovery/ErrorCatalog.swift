@@ -21,52 +21,67 @@ enum ErrorCatalog {
                       signsIn: Bool = false) -> UserFacingError {
         switch problem.kind {
         case .upstreamError:
-            UserFacingError(type: "/problems/upstream-error", title: "The chat server is having trouble",
+            UserFacingError(kind: .upstreamError, title: "The chat server is having trouble",
                              detail: "It answered with an error, so new messages cannot be fetched right now.",
                              suggestion: "This usually passes by itself: syncing retries on its own, or try again now.",
                              presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .badResponse:
-            UserFacingError(type: "/problems/bad-response", title: "The chat server's answer could not be read",
+            UserFacingError(kind: .badResponse, title: "The chat server's answer could not be read",
                              detail: "Something answered in place of the chat server, or its answer was cut short.",
                              suggestion: "If this network asks you to sign in, do that first. Syncing retries on its own.",
                              presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .unreachable:
-            UserFacingError(type: "/problems/upstream-unreachable", title: "The chat server cannot be reached",
+            UserFacingError(kind: .upstreamUnreachable, title: "The chat server cannot be reached",
                              detail: "The connection to it failed or was cut.",
                              suggestion: "Syncing retries on its own; you can also try again now.",
                              presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .noInternet:
-            UserFacingError(type: "/problems/no-internet", title: "You are offline",
+            UserFacingError(kind: .noInternet, title: "You are offline",
                              detail: "This computer has no network connection at the moment.",
                              suggestion: "Syncing starts again as soon as the connection is back.",
                              presentation: .banner, options: [.tryAgain], debug: problem.debug, createdAt: date)
         case .outOfSpace:
             outOfSpace(problem, at: date, freeSpacePlan: freeSpacePlan, canBuySpace: canBuySpace)
         case .tokenRefused where signsIn:
-            UserFacingError(type: "/problems/token-refused", title: "Sign in to the homeserver again",
+            UserFacingError(kind: .tokenRefused, title: "Sign in to the homeserver again",
                              detail: "The homeserver no longer accepts this dashboard's session: it was signed out elsewhere, or the password changed.",
                              suggestion: "Sign in again with the account's password. It is used once to get a new session and is not stored.",
                              presentation: .alert, options: [.signIn, .stopSyncing], debug: problem.debug, createdAt: date)
         case .tokenRefused:
-            UserFacingError(type: "/problems/token-refused", title: "The chat server won't let this dashboard in",
+            UserFacingError(kind: .tokenRefused, title: "The chat server won't let this dashboard in",
                              detail: "It turned down the sign-in it had just given, so no new messages can be fetched.",
                              suggestion: "Syncing keeps trying on its own, less often each time. Try again now, or stop syncing.",
                              presentation: .alert, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .anotherPoller:
-            UserFacingError(type: "/problems/another-poller", title: "Syncing continues somewhere else",
+            UserFacingError(kind: .anotherPoller, title: "Syncing continues somewhere else",
                              detail: "Another window or device using the same session took over fetching messages.",
                              suggestion: "Try again to take over here, or stop syncing here to leave it to the other one.",
                              presentation: .banner, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
         case .upstreamBehind:
-            UserFacingError(type: "/problems/upstream-behind", title: "The chat server has fewer messages than this computer",
+            UserFacingError(kind: .upstreamBehind, title: "The chat server has fewer messages than this computer",
                              detail: "Its newest message is older than the newest one stored here. It may have been reset or restored from a backup, or another account answers at its address.",
                              suggestion: "Keep these and sync again: the messages stored here are set aside, kept and counted, and the server's are fetched anew. Or stop syncing and look into it first.",
                              presentation: .view, options: [.stopSyncing, .resync], debug: problem.debug, createdAt: date)
         case .storageFailure:
-            UserFacingError(type: "/problems/storage-failure", title: "Messages cannot be saved",
+            UserFacingError(kind: .storageFailure, title: "Messages cannot be saved",
                              detail: "The local copy on this computer could not be written.",
                              suggestion: "Try again. If it keeps happening, check the disk the dashboard stores its data on.",
                              presentation: .alert, options: [.tryAgain, .stopSyncing], debug: problem.debug, createdAt: date)
+        }
+    }
+
+    /// The kind of error an engine problem is told as; its `rawValue` is the error's cause key.
+    static func kind(of problem: EngineProblem.Kind) -> ProblemKind {
+        switch problem {
+        case .upstreamError: .upstreamError
+        case .badResponse: .badResponse
+        case .unreachable: .upstreamUnreachable
+        case .noInternet: .noInternet
+        case .outOfSpace: .outOfSpace
+        case .tokenRefused: .tokenRefused
+        case .anotherPoller: .anotherPoller
+        case .upstreamBehind: .upstreamBehind
+        case .storageFailure: .storageFailure
         }
     }
 
@@ -76,30 +91,26 @@ enum ErrorCatalog {
     static func outOfSpace(_ problem: EngineProblem, at date: Date, freeSpacePlan: FreeSpacePlan?, canBuySpace: Bool = true,
                            presentation: Presentation = .view) -> UserFacingError {
         let quota = problem.usage?.quotaBytes
-        var extensions: [String: Int64] = [:]
-        extensions["usedBytes"] = problem.usage?.usedBytes
-        extensions["quotaBytes"] = quota
-        extensions["neededBytes"] = problem.neededBytes
-        if problem.diskFull { extensions["diskFull"] = 1 }
-        // Cancel here only hides the view (syncing stays paused), so it says so.
+        var space = SpaceShortfall(usedBytes: problem.usage?.usedBytes, quotaBytes: quota, neededBytes: problem.neededBytes ?? 0,
+                                   diskFull: problem.diskFull)
+        // Backing out here only hides the view (syncing stays paused), so it is Not now.
         var options: [RecoveryOption] = [.notNow]
         if let plan = freeSpacePlan {
             options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan, neededBytes: problem.neededBytes ?? 0, quota: quota)))
-            extensions["freeSpaceMessages"] = Int64(plan.messageCount)
-            extensions["freeSpaceBytes"] = plan.bytes
+            space.freeSpace = (plan.messageCount, plan.bytes)
         }
         if problem.diskFull || quota == nil {
             // Buying quota cannot help a full disk: there the way out is making room and trying again.
             options.append(.tryAgain)
-            return UserFacingError(type: "/problems/out-of-space", title: "The disk is full",
+            return UserFacingError(kind: .outOfSpace, title: "The disk is full",
                                    detail: "The disk this computer stores messages on is full.",
                                    suggestion: "Make room on this computer's disk and try again\(freeSpacePlan == nil ? "" : ", or free space by removing the oldest messages"). New messages wait on the server meanwhile.",
                                    presentation: presentation, options: options,
-                                   debug: problem.debug, createdAt: date, extensions: extensions)
+                                   debug: problem.debug, createdAt: date, facts: .space(space))
         }
         if canBuySpace {
             options.append(RecoveryOption.buySpace.confirming(
-                "This buys \(megabytes(purchaseBytes(neededBytes: problem.neededBytes ?? 0))) more storage from the chat service, which may be charged."))
+                "This buys \(sizeInWords(purchaseBytes(neededBytes: problem.neededBytes ?? 0))) more storage from the chat service, which may be charged."))
         }
         let way = switch (freeSpacePlan != nil, canBuySpace) {
         case (true, true): "Free some space or buy more to keep syncing."
@@ -107,11 +118,11 @@ enum ErrorCatalog {
         case (false, true): "Buy more space to keep syncing."
         case (false, false): "The waiting messages are larger than the whole quota."
         }
-        return UserFacingError(type: "/problems/out-of-space", title: spaceTitle(quota: quota!, used: problem.usage?.usedBytes),
+        return UserFacingError(kind: .outOfSpace, title: spaceTitle(quota: quota!, used: problem.usage?.usedBytes),
                                 detail: spaceDetail(quota: quota!, used: problem.usage?.usedBytes, needed: problem.neededBytes),
                                 suggestion: way + " Nothing is lost while you decide: new messages wait on the server.",
                                 presentation: presentation, options: options,
-                                debug: problem.debug, createdAt: date, extensions: extensions)
+                                debug: problem.debug, createdAt: date, facts: .space(space))
     }
 
     /// "Storage is full" only when it nearly is; else what is true: the new messages are larger
@@ -124,9 +135,9 @@ enum ErrorCatalog {
     /// The figures the storage card shows too, so the two agree: "New messages (6 KB) don't fit
     /// into the 5 KB left of your 20 KB."
     static func spaceDetail(quota: Int64, used: Int64?, needed: Int64?) -> String {
-        guard let used, let needed, needed > 0 else { return "New messages don't fit into the \(megabytes(quota)) you have." }
+        guard let used, let needed, needed > 0 else { return "New messages don't fit into the \(sizeInWords(quota)) you have." }
         let left = max(0, quota - used)
-        return "New messages (\(megabytes(needed))) don't fit into the \(left == 0 ? "nothing" : megabytes(left)) left of your \(megabytes(quota))."
+        return "New messages (\(sizeInWords(needed))) don't fit into the \(left == 0 ? "nothing" : sizeInWords(left)) left of your \(sizeInWords(quota))."
     }
 
     /// What Buy more space buys: what the batch needs, twice, and at least 10 MB.
@@ -139,15 +150,15 @@ enum ErrorCatalog {
         let count = plan.messageCount == 1 ? "the oldest message" : "the \(plan.messageCount) oldest messages"
         let when = sentRange(plan)
         let room = quota.map { freeSpaceRoom(neededBytes: neededBytes, quota: $0) } ?? "to make room"
-        return "This deletes \(count) stored on this computer (\(when)\(megabytes(plan.bytes))), \(room). "
+        return "This deletes \(count) stored on this computer (\(when)\(sizeInWords(plan.bytes))), \(room). "
             + "They cannot be fetched from the chat server again."
     }
 
     /// "to make room for the new messages (4.0 KB) with 500 B to spare"
     static func freeSpaceRoom(neededBytes: Int64, quota: Int64) -> String {
         let spare = MessageStore.headroom(quota: quota, neededBytes: neededBytes)
-        let needed = neededBytes > 0 ? " (\(megabytes(neededBytes)))" : ""
-        return "to make room for the new messages\(needed)" + (spare > 0 ? " with \(megabytes(spare)) to spare" : "")
+        let needed = neededBytes > 0 ? " (\(sizeInWords(neededBytes)))" : ""
+        return "to make room for the new messages\(needed)" + (spare > 0 ? " with \(sizeInWords(spare)) to spare" : "")
     }
 
     /// "sent 29 Nov 12:00 to 12:05, " in the local time zone (the browser runs on this machine too).
@@ -164,18 +175,18 @@ enum ErrorCatalog {
     }
 
     /// Try again buys again, so it asks first too (it costs money).
-    static func purchaseDeclined(bytes: Int64, debug: String, at date: Date) -> UserFacingError {
-        var tryAgain = RecoveryOption.tryAgain.confirming("This tries to buy \(megabytes(bytes)) more storage from the chat service again, which may be charged.")
-        tryAgain.costsMoney = true
-        return UserFacingError(type: "/problems/purchase-declined", title: "The purchase did not go through",
+    static func purchaseDeclined(_ purchase: PurchaseAttempt, bytes: Int64, debug: String, at date: Date) -> UserFacingError {
+        let tryAgain = RecoveryOption.tryAgain.confirming("This tries to buy \(sizeInWords(bytes)) more storage from the chat service again, which may be charged.")
+        return UserFacingError(kind: .purchaseDeclined, title: "The purchase did not go through",
                                detail: "The payment was declined, so no space was added.",
                                suggestion: "Check your payment details, then try again. You have not been charged.",
-                               presentation: .alert, options: [tryAgain, .cancel], debug: debug, createdAt: date)
+                               presentation: .alert, options: [tryAgain, .dismissPurchase], debug: debug, createdAt: date,
+                               facts: .purchase(purchase))
     }
 
     /// Sizes in words, written exactly as the page writes them (view.js `formatBytes`), so figures
     /// agree: whole numbers with halves rounded up, one decimal below 10 KB and 10 MB.
-    static func megabytes(_ bytes: Int64) -> String {
+    static func sizeInWords(_ bytes: Int64) -> String {
         func tenths(_ unit: Int64) -> String {
             let tenths = (bytes + unit / 20) / (unit / 10)
             return "\(tenths / 10).\(tenths % 10)"

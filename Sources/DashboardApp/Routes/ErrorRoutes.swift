@@ -16,7 +16,7 @@ struct ErrorRoutes {
 
     private func attempt(_ request: HTTPRequest, errorID: String) async throws -> HTTPResponse {
         guard let key = request.headers["Idempotency-Key"], !key.isEmpty, key.utf8.count <= 200 else {
-            return Problem(type: "/problems/idempotency-key-missing", title: "Idempotency-Key required", status: .badRequest,
+            return Problem(.idempotencyKeyMissing, title: "Idempotency-Key required", status: .badRequest,
                            detail: "Send an Idempotency-Key header: a new one for each attempt asked for, the same one when that request is retried.").response
         }
         struct Body: Decodable { var option: String; var password: String? }
@@ -24,7 +24,7 @@ struct ErrorRoutes {
             return Problem(status: .badRequest, detail: "The body must be {\"option\": \"<option id>\"}.").response
         }
         var input = AttemptInput()
-        if body.option == RecoveryOption.signIn.id, services.engine.upstreamAPI is any PasswordSignIn {
+        if body.option == OptionID.signIn.rawValue, services.engine.upstreamAPI is any PasswordSignIn {
             guard let password = body.password, !password.isEmpty, password.utf8.count <= 1024 else {
                 return Problem(status: .badRequest, detail: "Signing in again needs the account's password as \"password\".").response
             }
@@ -33,19 +33,19 @@ struct ErrorRoutes {
         }
         let answer: ErrorRegistry.AttemptAnswer
         do {
-            answer = try await services.registry.attempt(errorID: errorID, optionID: body.option, idempotencyKey: key, input: input)
+            answer = try await services.registry.attempt(errorID: errorID, postedOption: body.option, idempotencyKey: key, input: input)
         } catch {
             switch error {
             case .unknownError:
                 return Problem(status: .notFound, detail: "There is no open error with id \(errorID.debugDescription).").response
             case .unknownOption:
-                return Problem(type: "/problems/unknown-option", title: "Unknown option", status: .unprocessableContent,
+                return Problem(.unknownOption, title: "Unknown option", status: .unprocessableContent,
                                detail: "This error has no option \(body.option.debugDescription).").response
             case .keyReusedForAnotherOption:
-                return Problem(type: "/problems/idempotency-key-reused", title: "Idempotency-Key already used", status: .unprocessableContent,
+                return Problem(.idempotencyKeyReused, title: "Idempotency-Key already used", status: .unprocessableContent,
                                detail: "This key was used for another option; make a new key for each attempt.").response
             case .attemptRunning:
-                return Problem(type: "/problems/attempt-running", title: "An attempt is already running", status: .conflict,
+                return Problem(.attemptRunning, title: "An attempt is already running", status: .conflict,
                                detail: "Wait for the running attempt of this error to finish.").response
             }
         }

@@ -55,7 +55,7 @@ struct SearchRoutes {
     }
 
     private static func unreadable(_ reason: SearchQueryError) -> HTTPResponse {
-        Problem(type: "/problems/search-unreadable", title: "The search cannot be read", status: .badRequest, detail: reason.description).response
+        Problem(.searchUnreadable, title: "The search cannot be read", status: .badRequest, detail: reason.description).response
     }
 }
 

@@ -126,12 +126,12 @@ struct ProblemRecordBody: Encodable, Sendable {
 
     init(_ record: ProblemRecord) {
         id = record.errorID
-        type = record.type
+        type = record.kind.rawValue
         title = record.title
         raisedAt = Timestamp.string(record.raisedAt)
         resolvedAt = record.resolvedAt.map(Timestamp.string)
         attempts = record.attempts.map {
-            Attempt(option: $0.optionID, title: $0.optionTitle, status: $0.status.rawValue, at: Timestamp.string($0.at), reason: $0.reason,
+            Attempt(option: $0.optionID.rawValue, title: $0.optionTitle, status: $0.status.rawValue, at: Timestamp.string($0.at), reason: $0.reason,
                     summary: $0.summary)
         }
     }

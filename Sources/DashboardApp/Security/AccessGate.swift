@@ -51,7 +51,7 @@ public struct AccessGate: Sendable {
     /// Nil when the request may go on; otherwise the 401 to answer.
     public func check(_ request: HTTPRequest) -> HTTPResponse? {
         guard token != nil, Self.isProtected(request.path), !allows(request) else { return nil }
-        var response = Problem(type: "/problems/access-token", title: "Access token required", status: .unauthorized,
+        var response = Problem(.accessToken, title: "Access token required", status: .unauthorized,
                                detail: "Open the address the dashboard printed when it started (it ends in ?token=...), "
                                    + "or send Authorization: Bearer with that token.").response
         response.headers.set("WWW-Authenticate", #"Bearer realm="dashboard""#)

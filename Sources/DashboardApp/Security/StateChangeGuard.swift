@@ -23,11 +23,11 @@ public struct StateChangeGuard: Sendable {
     public func check(_ request: HTTPRequest) -> Problem? {
         guard Self.isStateChanging(request.method) else { return nil }
         if let origin = request.headers["Origin"], !hosts.allowsOrigin(origin) {
-            return Problem(type: "/problems/cross-origin", title: "Cross-origin request refused", status: .forbidden,
+            return Problem(.crossOrigin, title: "Cross-origin request refused", status: .forbidden,
                            detail: "Only the dashboard's own page may change its state.")
         }
         if let site = request.headers["Sec-Fetch-Site"], !site.equalsIgnoringASCIICase("same-origin") {
-            return Problem(type: "/problems/cross-origin", title: "Cross-origin request refused", status: .forbidden,
+            return Problem(.crossOrigin, title: "Cross-origin request refused", status: .forbidden,
                            detail: "Only the dashboard's own page may change its state.")
         }
         // A body must be JSON; a request without one needs no Content-Type (the CSRF header below
@@ -35,12 +35,12 @@ public struct StateChangeGuard: Sendable {
         let mediaType = request.headers["Content-Type"]?.split(separator: ";").first.map { String($0).trimmingHTTPWhitespace() }
         if !request.body.isEmpty || mediaType != nil {
             guard let mediaType, mediaType.equalsIgnoringASCIICase("application/json") else {
-                return Problem(type: "/problems/unsupported-media-type", title: "JSON required", status: .unsupportedMediaType,
+                return Problem(.unsupportedMediaType, title: "JSON required", status: .unsupportedMediaType,
                                detail: "Send the request body as application/json.")
             }
         }
         guard let token = request.headers[Self.tokenHeader], constantTimeEquals(token, csrfToken) else {
-            return Problem(type: "/problems/csrf-token", title: "Missing or wrong CSRF token", status: .forbidden,
+            return Problem(.csrfToken, title: "Missing or wrong CSRF token", status: .forbidden,
                            detail: "Reload the page to get a fresh token, then try again.")
         }
         return nil

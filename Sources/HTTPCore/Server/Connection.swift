@@ -34,7 +34,7 @@ final class Connection: EventLoopHandler {
     private var interest: UInt32 = 0
     private var inFlight: Task<Void, Never>?
     /// What the task in flight is doing, as far as a client that stops sending is concerned.
-    private var inFlightRequest: RequestTask?
+    private var inFlightRequest: RequestInFlight?
     /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
     private var held: HeldResponse?
     private var inFlightIsHead = false
@@ -197,12 +197,12 @@ final class Connection: EventLoopHandler {
         }
         let server = self.server
         let fd = self.fd, id = self.id
-        let requestTask = RequestTask()
-        inFlightRequest = requestTask
+        let requestInFlight = RequestInFlight()
+        inFlightRequest = requestInFlight
         inFlight = Task(executorPreference: server.loop) {
             let response: HTTPResponse
             do {
-                response = try await RequestTask.$current.withValue(requestTask) {
+                response = try await RequestInFlight.$current.withValue(requestInFlight) {
                     try await responder.respond(to: request, context: context)
                 }
             } catch {

@@ -1,9 +1,10 @@
 import Synchronization
 
-/// The request a task is answering, as its connection sees it: whether the task now waits on a
-/// ``HeldResponse`` (a long-poll). Set for each request's task as a task-local.
-final class RequestTask: Sendable {
-    @TaskLocal static var current: RequestTask?
+/// A request being answered, as its connection and the task answering it both see it: whether
+/// the task now waits on a ``HeldResponse`` (a long-poll), and whether the client stopped sending
+/// meanwhile. Set for each request's task as a task-local.
+final class RequestInFlight: Sendable {
+    @TaskLocal static var current: RequestInFlight?
 
     private struct State {
         var waitingOnHeld = false
@@ -109,8 +110,8 @@ public final class HeldResponse: Sendable {
     /// Suspends until a response is supplied; nil when the task is cancelled (the client went away).
     public func value() async -> HTTPResponse? {
         // The connection must know its request now waits on someone else: a client that stops
-        // sending then is gone for good, and this wait is what gets cancelled (see `RequestTask`).
-        let request = RequestTask.current
+        // sending then is gone for good, and this wait is what gets cancelled (see `RequestInFlight`).
+        let request = RequestInFlight.current
         if request?.startWaitingOnHeld() == false {
             abandon()
             request?.stopWaitingOnHeld()
