@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "Engine", dependencies: ["Store", "Upstream", "Logging"]),
         // Recoverable errors: the model, options, attempters, the registry of open errors.
         .target(name: "Recovery"),
+        // Running the process's services together and stopping them in reverse order.
+        .target(name: "Lifecycle"),
         // Leveled logging to stderr.
         .target(name: "Logging"),
         // What is Linux's own: SIGINT / SIGTERM as something to await (SIGPIPE ignored), the netlink network monitor.
@@ -43,9 +45,9 @@ let package = Package(
         // HTTP/1.1 server core: parser, epoll event loop, connections, static files.
         .target(name: "HTTPCore", dependencies: ["CShims", "Logging"]),
         // The dashboard application: routes, security policy, problem+json.
-        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText"]),
+        .target(name: "DashboardApp", dependencies: ["HTTPCore", "Store", "Engine", "Recovery", "Upstream", "ChatSimulator", "Logging", "JSONText", "Lifecycle"]),
         // Executables: thin wiring only.
-        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "MatrixClient", "ChatSimulator", "Platform", "Logging", "https-fetch"]),
+        .executableTarget(name: "dashboard", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "MatrixClient", "ChatSimulator", "Platform", "Logging", "Lifecycle", "https-fetch"]),
         // One HTTPS request through URLSession per process, so that its traps cannot reach the dashboard.
         .executableTarget(name: "https-fetch"),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Platform", "Logging"]),
@@ -56,8 +58,9 @@ let package = Package(
         // What the test targets share: a raw-socket HTTP client, a child-process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging"]),
+        .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging", "Lifecycle"]),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),

@@ -2,6 +2,7 @@ import ChatSimulator
 import Engine
 import Foundation
 import HTTPCore
+import Lifecycle
 import Recovery
 import Store
 import Upstream
@@ -19,9 +20,14 @@ public struct DashboardServices: Sendable {
     public let history: HistoryFetcher?
     /// The HTTP server's counters, for `/metrics` (set once the server exists).
     public let httpStatistics: @Sendable () -> HTTPServerStatistics?
+    /// What must run for the rest to work: the hub that carries the engine's events into the feed
+    /// and the registry, and the history fetcher. Whoever runs the process runs them (a
+    /// `ServiceGroup`); nothing here starts a task of its own.
+    public let background: [any Service]
 
     public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
-                simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
+                simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                background: [any Service] = []) {
         self.store = store
         self.reader = reader
         self.engine = engine
@@ -30,10 +36,11 @@ public struct DashboardServices: Sendable {
         self.simulator = simulator
         self.history = history
         self.httpStatistics = httpStatistics
+        self.background = background
     }
 
-    /// Builds the engine with its events flowing into a feed and an error registry, and starts
-    /// the task that carries them. `makeEngine` receives the function the engine emits through.
+    /// Builds the engine with its events flowing into a feed and an error registry, carried by
+    /// the hub in `background`. `makeEngine` receives the function the engine emits through.
     public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
@@ -52,12 +59,13 @@ public struct DashboardServices: Sendable {
             HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })
         }
         let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter, history: history)
-        Task(executorPreference: loop) { await hub.run(events) }
-        if let history { Task { await history.run() } }
+        // The hub publishes to the feed, whose polls are answered on the loop: it runs there too.
+        var background: [any Service] = [NamedService("events") { await withTaskExecutorPreference(loop) { await hub.run(events) } }]
+        if let history { background.append(NamedService("history") { await history.run() }) }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.
         await simulator?.observeSettings { stats in await feed.publish("simulator", stats) }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
-                                 simulator: simulator, history: history, httpStatistics: httpStatistics)
+                                 simulator: simulator, history: history, httpStatistics: httpStatistics, background: background)
     }
 }

@@ -4,6 +4,7 @@ import DashboardApp
 import Engine
 import Foundation
 import HTTPCore
+import Lifecycle
 import Logging
 import MatrixClient
 import Platform
@@ -11,21 +12,32 @@ import Store
 import Synchronization
 import Upstream
 
-// The dashboard executable: parse flags, wire the pieces, run until SIGINT / SIGTERM.
+// The dashboard executable: parse flags, build the pieces, run them until SIGINT / SIGTERM.
 @main
 enum DashboardCommand {
     static func main() async throws {
-        func fail(_ message: String, code: Int32) -> Never {
-            FileHandle.standardError.write(Data("dashboard: \(message)\n".utf8))
-            exit(code)
-        }
+        let options = parseOrExit()
+        LogConfiguration.level = options.logLevel
+        TerminationSignals.ignoreBrokenPipes()
+        let signals = TerminationSignals.install()
 
-        func say(_ line: String) {
-            // Unbuffered: scripts wait for these exact lines.
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let running = await Launch.build(options)
+        let services = ServiceGroup(running.services)
+        let ending = await services.wait { "signal \(await signals.received())" }
+        let log = Logger("dashboard")
+        switch ending {
+        case .asked(let why): log.info("received \(why), stopping")
+        case .serviceEnded(let name, let error): log.error("\(name) ended by itself\(error.map { ": \($0)" } ?? ""), stopping")
         }
+        let late = await services.stop(within: .seconds(2))
+        if !late.isEmpty { log.warning("not stopped within 2 s: \(late.joined(separator: ", "))") }
+        log.info("stopped")
+        if case .serviceEnded = ending { exit(1) }
+        exit(0)
+    }
 
-        let options: DashboardOptions
+    /// The options, or the help, the version, or a bad flag said on stderr (exit 2).
+    private static func parseOrExit() -> DashboardOptions {
         do {
             switch try DashboardOptions.parse(Array(CommandLine.arguments.dropFirst())) {
             case .help:
@@ -35,43 +47,45 @@ enum DashboardCommand {
                 print("dashboard \(DashboardOptions.version)")
                 exit(0)
             case .run(let parsed):
-                options = parsed
+                return parsed
             }
         } catch {
             fail("\(error.message) (see --help)", code: 2)
         }
+    }
+}
 
-        LogConfiguration.level = options.logLevel
-        TerminationSignals.ignoreBrokenPipes()
-        let signals = TerminationSignals.install()
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("dashboard: \(message)\n".utf8))
+    exit(code)
+}
+
+/// Says one of the lines scripts wait for on stdout, unbuffered.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Everything the process runs, built and listening; a failure to build is said and exits.
+struct Launch {
+    /// In the order they depend on each other: the group stops them from the last to the first
+    /// (the HTTP server first, the store last).
+    var services: [any Service]
+
+    static func build(_ options: DashboardOptions) async -> Launch {
         let log = Logger("dashboard")
-
-        guard let publicPath = PublicDirectory.locate(explicit: options.publicDirectory,
-                                                      executablePath: CommandLine.arguments[0]) else {
+        guard let publicPath = PublicDirectory.locate(explicit: options.publicDirectory, executablePath: CommandLine.arguments[0]) else {
             if let explicit = options.publicDirectory {
                 fail("--public \(explicit.debugDescription) is not a folder with an index.html", code: 2)
             }
             fail("cannot find the Public/ folder; pass --public DIR", code: 1)
         }
-
         let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
-        let store: MessageStore
-        var reader: StoreReader?
-        do {
-            // Only the default place gets its folder made; an explicit --db names an existing folder.
-            store = try MessageStore(location: storeLocation, createFolder: options.database == nil) { log.info("store: \($0)") }
-            if case .file(let path) = storeLocation {
-                reader = try StoreReader(path: path)
-            }
-        } catch {
-            fail("cannot open the store at \(storeLocation.description): \(error)", code: 1)
-        }
+        let (store, reader) = openStore(storeLocation, makeFolder: options.database == nil, log: log)
 
         // Two loop threads: "http" serves the browser (pages, polls), "upstream" carries the sync
         // (the engine's requests, and the built-in simulator standing in for a remote server), so a
         // message on its way in never queues behind thousands of polls being answered or re-armed.
-        let loop: EventLoop
-        let upstreamLoop: EventLoop
+        let loop: EventLoop, upstreamLoop: EventLoop
         do {
             loop = try EventLoop(name: "http")
             upstreamLoop = try EventLoop(name: "upstream")
@@ -79,125 +93,145 @@ enum DashboardCommand {
             fail("cannot start the event loop: \(error)", code: 1)
         }
 
-        // The upstream: the one given, or the built-in simulator on a free loopback port.
-        var simulator: SimulatorServer?
-        let upstreamURL: URL
-        if let given = options.upstream {
-            upstreamURL = URL(string: given)!
-        } else {
-            do {
-                // With a persistent store the simulator keeps its world beside it, so a restart of the
-                // dashboard is not a reset of the chat server.
-                // The demo (a short history, a message now and then) unless asked not to or nothing is kept.
-                let demo = !options.noDemo && storeLocation != .memory
-                let configuration = SimulatorConfiguration(storageQuotaBytes: SimulatorConfiguration.builtInQuotaBytes, demo: demo)
-                let started = try await SimulatorServer.start(configuration: configuration, dataPath: storeLocation.simulatorWorldPath,
-                                                              loop: upstreamLoop)
-                await started.simulator.startDemo()
-                simulator = started
-                upstreamURL = URL(string: started.url)!
-                say("simulator listening on \(started.url)")
-            } catch {
-                fail("cannot start the built-in simulator: \(error)", code: 1)
-            }
-        }
-        let upstreamHost = upstreamURL.host ?? ""
-        let upstreamIsLocal = upstreamHost == "localhost" || upstreamHost.hasPrefix("127.") || upstreamHost == "::1" || upstreamHost == "[::1]"
-        // Loopback never goes away; for a remote upstream, watch the machine's interfaces.
-        let netlink = upstreamIsLocal ? nil : LinuxNetworkMonitor()
-        let network: any NetworkMonitor = netlink.map { NetlinkNetwork(monitor: $0) } ?? AlwaysOnline()
-
+        let simulator = options.upstream == nil ? await startSimulator(options, storeLocation: storeLocation, loop: upstreamLoop) : nil
+        let upstreamURL = URL(string: options.upstream ?? simulator!.url)!
         let engineOptions = EngineOptions(
             alwaysOn: options.alwaysOn,
             backoff: Backoff(base: .milliseconds(options.backoffBaseMilliseconds), cap: .milliseconds(options.backoffCapMilliseconds)),
             holdSeconds: options.holdSeconds,
             quotaOverride: options.quota
         )
-        // The access token is kept beside a file store, so a page left open survives a restart.
-        var keptToken: String?
-        if !options.noAuth, let tokenPath = storeLocation.accessTokenPath {
-            do {
-                let (token, isNew) = try AccessTokenFile.load(path: tokenPath, renew: options.newToken)
-                keptToken = token
-                if isNew { log.info("made a new access token, kept in \(tokenPath)") }
-            } catch {
-                fail("\(error)", code: 1)
-            }
-        }
-        let secrets = LaunchSecrets(accessToken: keptToken)
-        let upstream: any UpstreamAPI
-        if let matrixUser = options.matrixUser, let homeserver = URL(string: String(upstreamURL.absoluteString.dropFirst("matrix+".count))) {
-            // Secrets come from the environment only, and are not left there for child processes.
-            let environment = ProcessInfo.processInfo.environment
-            let signIn = MatrixUpstream.SignIn(user: matrixUser, password: environment["LP_MATRIX_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 },
-                                               accessToken: environment["LP_MATRIX_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
-            unsetenv("LP_MATRIX_PASSWORD")
-            unsetenv("LP_MATRIX_TOKEN")
-            let keeper = StoreMatrixCredentials(store: store, user: matrixUser)
-            let kept = await keeper.load()
-            if signIn.password == nil && signIn.accessToken == nil && kept?.accessToken == nil {
-                log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
-            }
-            upstream = MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: upstreamLoop, timelineLimit: options.matrixTimelineLimit)
-        } else {
-            upstream = ChatServerUpstream(baseURL: upstreamURL, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds)
-        }
+        let secrets = LaunchSecrets(accessToken: accessToken(options, storeLocation: storeLocation, log: log))
+        let upstream = await upstreamAPI(options, url: upstreamURL, store: store, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds, log: log)
+        let network = networkMonitor(for: upstreamURL)
+
         let serverBox = ServerBox()
-        let services = await DashboardServices.assemble(
+        let dashboard = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
             httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }
-        let engine = services.engine
-
         let server: HTTPServer
         do {
-            server = try HTTPServer(
-                configuration: HTTPServerConfiguration(host: options.host, port: options.port,
-                                                       errorResponse: DashboardApp.coreErrorResponse),
-                loop: loop
-            )
+            server = try HTTPServer(configuration: HTTPServerConfiguration(host: options.host, port: options.port, errorResponse: DashboardApp.coreErrorResponse),
+                                    loop: loop)
             serverBox.server = server
             let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
-                                   services: services, secrets: secrets, requireAccessToken: !options.noAuth, bound: server.localAddress)
+                                   services: dashboard, secrets: secrets, requireAccessToken: !options.noAuth, bound: server.localAddress)
             try await server.start(responder: app)
         } catch {
             fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
         }
-
         if !server.localAddress.isLoopback {
             log.warning("listening on \(server.localAddress), which is not a loopback address: other machines may reach it")
         }
         log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
+        let engine = dashboard.engine, feed = dashboard.feed
         await engine.activate()
         // The one place the access token is shown: open this address to get in.
         say("dashboard listening on http://\(HostAllowList.openableAddress(for: server.localAddress))/"
             + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
 
-        let signal = await signals.received()
-        log.info("received signal \(signal), stopping")
-        await engine.stop()
-        // Parked page polls answer now rather than holding the shutdown for their timeout.
-        await services.feed.releaseAll()
-        await server.shutdown(gracePeriod: .milliseconds(1200))
+        var services: [any Service] = [NamedService("store") {
+            await untilCancelled()
+            await store.close()
+        }]
         if let simulator {
-            await simulator.server.shutdown(gracePeriod: .milliseconds(100))
-            await simulator.simulator.close()
+            services.append(NamedService("simulator") {
+                await untilCancelled()
+                await simulator.server.shutdown(gracePeriod: .milliseconds(100))
+                await simulator.simulator.close()
+            })
         }
-        await store.close()
-        log.info("stopped")
-        exit(0)
+        services += dashboard.background
+        services.append(NamedService("engine") {
+            await untilCancelled()
+            await engine.stop()
+        })
+        services.append(NamedService("http server") {
+            await untilCancelled()
+            // Parked page polls answer now rather than holding the shutdown for their timeout.
+            await feed.releaseAll()
+            await server.shutdown(gracePeriod: .milliseconds(1200))
+        })
+        return Launch(services: services)
+    }
 
-        /// Lets `/metrics` read the server's counters although the server is made after the services.
-        final class ServerBox: Sendable {
-            private let value = Mutex<HTTPServer?>(nil)
-
-            var server: HTTPServer? {
-                get { value.withLock { $0 } }
-                set { value.withLock { $0 = newValue } }
-            }
+    private static func openStore(_ location: StoreLocation, makeFolder: Bool, log: Logger) -> (MessageStore, StoreReader?) {
+        do {
+            // Only the default place gets its folder made; an explicit --db names an existing folder.
+            let store = try MessageStore(location: location, createFolder: makeFolder) { log.info("store: \($0)") }
+            guard case .file(let path) = location else { return (store, nil) }
+            return (store, try StoreReader(path: path))
+        } catch {
+            fail("cannot open the store at \(location.description): \(error)", code: 1)
         }
+    }
+
+    /// The built-in simulator on a free loopback port. With a persistent store it keeps its world
+    /// beside it, so a restart of the dashboard is not a reset of the chat server; it plays the
+    /// demo (a short history, a message now and then) unless asked not to or nothing is kept.
+    private static func startSimulator(_ options: DashboardOptions, storeLocation: StoreLocation, loop: EventLoop) async -> SimulatorServer {
+        do {
+            let demo = !options.noDemo && storeLocation != .memory
+            let configuration = SimulatorConfiguration(storageQuotaBytes: SimulatorConfiguration.builtInQuotaBytes, demo: demo)
+            let started = try await SimulatorServer.start(configuration: configuration, dataPath: storeLocation.simulatorWorldPath, loop: loop)
+            await started.simulator.startDemo()
+            say("simulator listening on \(started.url)")
+            return started
+        } catch {
+            fail("cannot start the built-in simulator: \(error)", code: 1)
+        }
+    }
+
+    /// The access token, kept beside a file store so a page left open survives a restart; nil
+    /// makes one for this launch (`:memory:`) or when access is not checked.
+    private static func accessToken(_ options: DashboardOptions, storeLocation: StoreLocation, log: Logger) -> String? {
+        guard !options.noAuth, let tokenPath = storeLocation.accessTokenPath else { return nil }
+        do {
+            let (token, isNew) = try AccessTokenFile.load(path: tokenPath, renew: options.newToken)
+            if isNew { log.info("made a new access token, kept in \(tokenPath)") }
+            return token
+        } catch {
+            fail("\(error)", code: 1)
+        }
+    }
+
+    /// The transport: a Matrix homeserver for `--matrix-user`, else this project's protocol.
+    private static func upstreamAPI(_ options: DashboardOptions, url: URL, store: MessageStore, loop: EventLoop, holdSeconds: Int,
+                                    log: Logger) async -> any UpstreamAPI {
+        guard let matrixUser = options.matrixUser, let homeserver = URL(string: String(url.absoluteString.dropFirst("matrix+".count))) else {
+            return ChatServerUpstream(baseURL: url, loop: loop, holdSeconds: holdSeconds)
+        }
+        // Secrets come from the environment only, and are not left there for child processes.
+        let environment = ProcessInfo.processInfo.environment
+        let signIn = MatrixUpstream.SignIn(user: matrixUser, password: environment["LP_MATRIX_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 },
+                                           accessToken: environment["LP_MATRIX_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+        unsetenv("LP_MATRIX_PASSWORD")
+        unsetenv("LP_MATRIX_TOKEN")
+        let keeper = StoreMatrixCredentials(store: store, user: matrixUser)
+        if signIn.password == nil && signIn.accessToken == nil, await keeper.load()?.accessToken == nil {
+            log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
+        }
+        return MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: loop, timelineLimit: options.matrixTimelineLimit)
+    }
+
+    /// Loopback never goes away; for a remote upstream, the machine's interfaces are watched.
+    private static func networkMonitor(for upstream: URL) -> any NetworkMonitor {
+        let host = upstream.host ?? ""
+        let isLocal = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        return (isLocal ? nil : LinuxNetworkMonitor()).map { NetlinkNetwork(monitor: $0) } ?? AlwaysOnline()
+    }
+}
+
+/// Lets `/metrics` read the server's counters although the server is made after the services.
+final class ServerBox: Sendable {
+    private let value = Mutex<HTTPServer?>(nil)
+
+    var server: HTTPServer? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }
 

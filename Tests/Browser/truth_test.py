@@ -198,7 +198,9 @@ def test_escape_only_closes_an_alert_and_stop_syncing_says_what_it_did(context):
         wait(driver, lambda: not dialog_open(driver, "#alert") and banner_options(driver) == ["stop-syncing", "try-again"],
              message="closed: the error goes on in the banner")
         assert "stopped" not in status_text(driver).lower(), "Escape did not stop syncing"
-        assert driver.switch_to.active_element.get_attribute("data-option") == "try-again", "the focus went to the banner"
+        focused = lambda: driver.execute_script("const e = document.activeElement; return `${e.id}|${e.dataset.option ?? ''}|${e.textContent.trim()}`")
+        wait(driver, lambda: focused().split("|")[1] == "try-again", seconds=3,
+             message=lambda: f"the focus went to the banner's Try again, not {focused()} (banner: {text_of(driver, '#banner-text')})")
         click(driver, find(driver, '#banner-actions button[data-option="stop-syncing"]'))
         wait(driver, lambda: status_text(driver) == "Stopped" and text_of(driver, "#engine-toggle") == "Start syncing",
              message="stopped")

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import ChatServerClient
 import ChatSimulator
 import Engine
@@ -39,6 +40,7 @@ struct DashboardAppTests {
     let store: MessageStore
     let engine: SyncEngine
     let services: DashboardServices
+    let background: ServiceGroup
     let app: DashboardApp
     let context = RequestContext(
         remoteAddress: SocketAddress(host: "127.0.0.1", port: 50000),
@@ -56,6 +58,7 @@ struct DashboardAppTests {
             SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop), emit: emit)
         }
         engine = services.engine
+        background = ServiceGroup(services.background)
         app = DashboardApp(port: Self.port, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
     }
 

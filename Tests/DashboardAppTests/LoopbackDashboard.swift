@@ -2,6 +2,7 @@ import ChatServerClient
 import ChatSimulator
 import Engine
 import Foundation
+import Lifecycle
 import HTTPCore
 import Store
 @testable import DashboardApp
@@ -13,6 +14,8 @@ struct LoopbackDashboard {
     let loop: EventLoop
     let secrets: LaunchSecrets
     let services: DashboardServices
+    /// The services' background (the hub carrying the engine's events), running while this is kept.
+    let background: ServiceGroup
     let server: HTTPServer
 
     var port: Int { server.localAddress.port }
@@ -30,6 +33,7 @@ struct LoopbackDashboard {
         let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
         try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),
                                                        services: services, secrets: secrets))
-        return LoopbackDashboard(fixture: fixture, loop: loop, secrets: secrets, services: services, server: server)
+        return LoopbackDashboard(fixture: fixture, loop: loop, secrets: secrets, services: services, background: ServiceGroup(services.background),
+                                 server: server)
     }
 }

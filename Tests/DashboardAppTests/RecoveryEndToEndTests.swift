@@ -2,6 +2,7 @@ import ChatServerClient
 import ChatSimulator
 import Engine
 import Foundation
+import Lifecycle
 import HTTPCore
 import Recovery
 import Store
@@ -19,6 +20,7 @@ struct RecoveryEndToEndTests {
         let simulator: SimulatorServer
         let store: MessageStore
         let services: DashboardServices
+        let background: ServiceGroup
     }
 
     /// `quota` nil: the simulator's quota is the one in force (no `--quota`).
@@ -34,7 +36,7 @@ struct RecoveryEndToEndTests {
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
         await services.engine.activate()
-        return World(loop: loop, simulator: simulator, store: store, services: services)
+        return World(loop: loop, simulator: simulator, store: store, services: services, background: ServiceGroup(services.background))
     }
 
     /// Waits (bounded) until `condition` holds; the engine works on its own tasks meanwhile.
@@ -193,6 +195,8 @@ struct AttemptsAPITests {
                                                         simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
+        let background = ServiceGroup(services.background)
+        defer { withExtendedLifetime(background) {} }
         await services.engine.activate()
         let fixture = try PublicFixture()
         let app = DashboardApp(port: 8080, staticFiles: try StaticFiles(root: fixture.publicPath), services: services, secrets: secrets)
@@ -231,6 +235,8 @@ struct AttemptsAPITests {
                                                         simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: EngineOptions(alwaysOn: false), emit: emit)
         }
+        let background = ServiceGroup(services.background)
+        defer { withExtendedLifetime(background) {} }
         await services.engine.activate()
         #expect(await services.engine.connectionStatus().state == .stopped, "no tab, no syncing")
         guard case .held = await services.feed.poll(since: 0, epoch: secrets.epoch, timeout: .seconds(30), visible: true) else {

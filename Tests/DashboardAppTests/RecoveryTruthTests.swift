@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Lifecycle
 import HTTPCore
 import Recovery
 import Store
@@ -52,6 +53,7 @@ struct RecoveryTruthTests {
         let upstream: ScriptedAccountUpstream
         let store: MessageStore
         let services: DashboardServices
+        let background: ServiceGroup
         let app: DashboardApp
         let attempter: EngineAttempter
     }
@@ -64,7 +66,7 @@ struct RecoveryTruthTests {
             SyncEngine(store: store, upstream: upstream, options: EngineOptions(quotaOverride: quota), emit: emit)
         }
         let app = DashboardApp(port: 8080, staticFiles: try StaticFiles(root: NSTemporaryDirectory()), services: services, secrets: secrets)
-        return World(upstream: upstream, store: store, services: services, app: app,
+        return World(upstream: upstream, store: store, services: services, background: ServiceGroup(services.background), app: app,
                      attempter: EngineAttempter(engine: services.engine, store: store))
     }
 
