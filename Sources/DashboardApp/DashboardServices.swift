@@ -7,6 +7,24 @@ import Recovery
 import Store
 import Upstream
 
+/// What the app may know and ask of the upstream, handed over by whoever chose it: what it offers
+/// (`features`) and, for an upstream that signs in with a password (Matrix), the way to hand it
+/// one. Everything else goes through the engine, which owns the session.
+public struct UpstreamAccess: Sendable {
+    public var features: UpstreamFeatures
+    public var signIn: (any PasswordSignIn)?
+
+    public init(features: UpstreamFeatures, signIn: (any PasswordSignIn)?) {
+        self.features = features
+        self.signIn = signIn
+    }
+
+    /// What `upstream` offers, read from it.
+    public init(_ upstream: any UpstreamAPI) {
+        self.init(features: upstream.features, signIn: upstream as? any PasswordSignIn)
+    }
+}
+
 /// Everything behind the dashboard's API, wired once: the store, the engine, the feed, the error
 /// registry, and the built-in simulator when there is one.
 public struct DashboardServices: Sendable {
@@ -15,6 +33,8 @@ public struct DashboardServices: Sendable {
     public let engine: SyncEngine
     public let feed: EventFeed
     public let registry: ErrorRegistry
+    /// What the upstream offers (features, a password sign-in).
+    public let upstream: UpstreamAccess
     public let simulator: ChatSimulator?
     /// Fetches older history (a Matrix account); nil for an upstream without it.
     public let history: HistoryFetcher?
@@ -26,13 +46,14 @@ public struct DashboardServices: Sendable {
     public let background: [any Service]
 
     public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
-                simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                upstream: UpstreamAccess, simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                 background: [any Service] = []) {
         self.store = store
         self.reader = reader
         self.engine = engine
         self.feed = feed
         self.registry = registry
+        self.upstream = upstream
         self.simulator = simulator
         self.history = history
         self.httpStatistics = httpStatistics
@@ -41,7 +62,8 @@ public struct DashboardServices: Sendable {
 
     /// Builds the engine with its events flowing into a feed and an error registry, carried by
     /// the hub in `background`. `makeEngine` receives the function the engine emits through.
-    public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, simulator: ChatSimulator?,
+    public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, upstream: UpstreamAccess,
+                                simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                                 olderHistory: (any OlderHistory)? = nil,
@@ -50,7 +72,7 @@ public struct DashboardServices: Sendable {
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }
-        let attempter = EngineAttempter(engine: engine, store: store, removed: { plan in
+        let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, removed: { plan in
             let usage = await store.storageUsage()
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })
@@ -65,7 +87,7 @@ public struct DashboardServices: Sendable {
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.
         await simulator?.observeSettings { stats in await feed.publish("simulator", stats) }
-        return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry,
+        return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry, upstream: upstream,
                                  simulator: simulator, history: history, httpStatistics: httpStatistics, background: background)
     }
 }

@@ -107,11 +107,39 @@ extension SyncEngine {
         return await retryAndWait()
     }
 
+    /// How a purchase went, as far as this side can know.
+    public enum PurchaseOutcome: Sendable, Equatable {
+        /// Bought; the quota now in force.
+        case bought(quota: Int64)
+        /// No session could be had, so nothing was sent (and nothing charged).
+        case notSent(UpstreamError)
+        /// Sent, and it failed: declined (`.paymentDeclined`), or no answer that says.
+        case failed(UpstreamError)
+    }
+
+    /// Buys `bytes` of storage from the upstream under `idempotencyKey` (the same key again is the
+    /// same purchase, never charged twice), on the cycle's session or a new one, and adds them to
+    /// the quota.
+    public func purchaseStorage(bytes: Int64, idempotencyKey: String) async -> PurchaseOutcome {
+        let session: String
+        do {
+            session = try await tokenForCall()
+        } catch {
+            return .notSent(error)
+        }
+        do {
+            let upstreamQuota = try await upstream.purchaseStorage(token: session, bytes: bytes, idempotencyKey: idempotencyKey)
+            return .bought(quota: await noteStoragePurchased(bytes: bytes, newUpstreamQuota: upstreamQuota, idempotencyKey: idempotencyKey))
+        } catch {
+            return .failed(error)
+        }
+    }
+
     /// Adds purchased bytes to the quota (when `--quota` overrides the upstream's figure), once per
     /// `idempotencyKey`: a purchase answered again (a retried click) is credited once. Returns the
     /// quota now in force.
     @discardableResult
-    public func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64, idempotencyKey: String) async -> Int64 {
+    func noteStoragePurchased(bytes: Int64, newUpstreamQuota: Int64, idempotencyKey: String) async -> Int64 {
         // Kept in the store: a restart must not forget what was bought on top of `--quota`, nor
         // which purchases were credited already.
         _ = try? await store.addPurchasedBytes(bytes, idempotencyKey: idempotencyKey)
@@ -123,11 +151,8 @@ extension SyncEngine {
     }
 
     /// A token for a call outside the cycle (a purchase while paused): the cycle's, or a new session's.
-    public func tokenForCall() async throws(UpstreamError) -> String {
+    private func tokenForCall() async throws(UpstreamError) -> String {
         if let token { return token }
         return try await upstream.createSession().token
     }
-
-    /// The upstream, for calls the recovery layer makes (purchases).
-    public nonisolated var upstreamAPI: any UpstreamAPI { upstream }
 }

@@ -107,7 +107,7 @@ struct Launch {
 
         let serverBox = ServerBox()
         let dashboard = await DashboardServices.assemble(
-            store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator?.simulator,
+            store: store, reader: reader, epoch: secrets.epoch, loop: loop, upstream: UpstreamAccess(upstream), simulator: simulator?.simulator,
             httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)

@@ -53,6 +53,12 @@ enum SynapseDriver {
           failed_attempts: {open_limit}
         rc_joins:
           local: {open_limit}
+        rc_joins_per_room: {open_limit}
+        rc_room_creation: {open_limit}
+        rc_invites:
+          per_room: {open_limit}
+          per_user: {open_limit}
+          per_issuer: {open_limit}
         """)
 
         processes = []

@@ -54,8 +54,10 @@ struct DashboardAppTests {
         let secrets = LaunchSecrets()
         let store = self.store
         // Never activated: these tests look at the HTTP face, not at syncing.
-        services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: Self.loop, simulator: ChatSimulator()) { emit in
-            SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop), emit: emit)
+        let upstream = ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: Self.loop)
+        services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: Self.loop, upstream: UpstreamAccess(upstream),
+                                                    simulator: ChatSimulator()) { emit in
+            SyncEngine(store: store, upstream: upstream, emit: emit)
         }
         engine = services.engine
         background = ServiceGroup(services.background)

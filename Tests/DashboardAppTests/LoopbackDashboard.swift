@@ -27,8 +27,10 @@ struct LoopbackDashboard {
         let fixture = try fixture ?? PublicFixture()
         let loop = try EventLoop(name: loopName)
         let secrets = LaunchSecrets()
-        let services = await DashboardServices.assemble(store: store, reader: reader, epoch: secrets.epoch, loop: loop, simulator: simulator) { emit in
-            SyncEngine(store: store, upstream: ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop), emit: emit)
+        let upstream = ChatServerUpstream(baseURL: URL(string: "http://127.0.0.1:9/")!, loop: loop)
+        let services = await DashboardServices.assemble(store: store, reader: reader, epoch: secrets.epoch, loop: loop, upstream: UpstreamAccess(upstream),
+                                                        simulator: simulator) { emit in
+            SyncEngine(store: store, upstream: upstream, emit: emit)
         }
         let server = try HTTPServer(configuration: HTTPServerConfiguration(port: 0, errorResponse: DashboardApp.coreErrorResponse), loop: loop)
         try await server.start(responder: DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: fixture.publicPath),

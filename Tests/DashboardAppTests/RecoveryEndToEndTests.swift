@@ -32,7 +32,7 @@ struct RecoveryEndToEndTests {
         let options = EngineOptions(alwaysOn: true, backoff: Backoff(base: .milliseconds(5), cap: .milliseconds(20)), holdSeconds: 2,
                                     quotaOverride: quota)
         let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", loop: loop, simulator: simulator.simulator) { emit in
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: "E", loop: loop, upstream: UpstreamAccess(upstream), simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
         await services.engine.activate()
@@ -192,7 +192,7 @@ struct AttemptsAPITests {
                                     quotaOverride: 2000)
         let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
         let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
-                                                        simulator: simulator.simulator) { emit in
+                                                        upstream: UpstreamAccess(upstream), simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: options, emit: emit)
         }
         let background = ServiceGroup(services.background)
@@ -232,7 +232,7 @@ struct AttemptsAPITests {
         let secrets = LaunchSecrets()
         let upstream = ChatServerUpstream(baseURL: URL(string: simulator.url)!, loop: loop, holdSeconds: 2)
         let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: loop,
-                                                        simulator: simulator.simulator) { emit in
+                                                        upstream: UpstreamAccess(upstream), simulator: simulator.simulator) { emit in
             SyncEngine(store: store, upstream: upstream, options: EngineOptions(alwaysOn: false), emit: emit)
         }
         let background = ServiceGroup(services.background)

@@ -62,12 +62,12 @@ struct RecoveryTruthTests {
         let store = try MessageStore(location: .memory)
         let secrets = LaunchSecrets()
         // Never activated: the attempts are what is looked at.
-        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: Self.loop, simulator: nil) { emit in
+        let services = await DashboardServices.assemble(store: store, reader: nil, epoch: secrets.epoch, loop: Self.loop, upstream: UpstreamAccess(upstream), simulator: nil) { emit in
             SyncEngine(store: store, upstream: upstream, options: EngineOptions(quotaOverride: quota), emit: emit)
         }
         let app = DashboardApp(port: 8080, staticFiles: try StaticFiles(root: NSTemporaryDirectory()), services: services, secrets: secrets)
         return World(upstream: upstream, store: store, services: services, background: ServiceGroup(services.background), app: app,
-                     attempter: EngineAttempter(engine: services.engine, store: store))
+                     attempter: EngineAttempter(engine: services.engine, store: store, upstream: UpstreamAccess(upstream)))
     }
 
     private func postAttempt(_ world: World, errorID: String, body: String, key: String) async throws -> HTTPResponse {
@@ -147,7 +147,7 @@ struct RecoveryTruthTests {
         }
         let store = try MessageStore(location: .memory)
         let engine = SyncEngine(store: store, upstream: NoSession())
-        let attempter = EngineAttempter(engine: engine, store: store)
+        let attempter = EngineAttempter(engine: engine, store: store, upstream: UpstreamAccess(NoSession()))
         let problem = EngineProblem(kind: .outOfSpace, debug: "quota", usage: StorageUsage(usedBytes: 900, quotaBytes: 1000), neededBytes: 500)
         let error = ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil)
         guard case .failed(let shown) = await attempter.attempt(try #require(error.option(.buySpace)), for: error, input: AttemptInput()) else {

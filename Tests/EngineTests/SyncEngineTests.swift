@@ -1,4 +1,4 @@
-import Engine
+@testable import Engine
 import Foundation
 import Store
 import Testing

@@ -5,7 +5,8 @@ import Recovery
 import Store
 import Upstream
 
-/// Runs the options of every error the engine raises, against the engine, the store and the upstream.
+/// Runs the options of every error the engine raises, against the engine and the store; of the
+/// upstream it knows only what it was handed (`UpstreamAccess`).
 ///
 /// An option answers `recovered` only once it is true: Free space and Buy more space wait until
 /// the messages that did not fit are stored; Try again waits for the try it starts. A failure
@@ -13,26 +14,26 @@ import Upstream
 struct EngineAttempter: RecoveryAttempter {
     let engine: SyncEngine
     let store: MessageStore
+    let upstream: UpstreamAccess
     let now: @Sendable () -> Date
     /// Told which messages Free space removed, so every window drops them.
     let removed: @Sendable (FreeSpacePlan) async -> Void
     private let log = Logger("recovery")
 
-    init(engine: SyncEngine, store: MessageStore, now: @escaping @Sendable () -> Date = { Date() },
+    init(engine: SyncEngine, store: MessageStore, upstream: UpstreamAccess, now: @escaping @Sendable () -> Date = { Date() },
          removed: @escaping @Sendable (FreeSpacePlan) async -> Void = { _ in }) {
         self.engine = engine
         self.store = store
+        self.upstream = upstream
         self.now = now
         self.removed = removed
     }
 
     /// The error to show for `problem`; out of space names what Free space would remove.
     func error(for problem: EngineProblem) async -> UserFacingError {
-        let features = engine.upstreamAPI.features
-        let signsIn = engine.upstreamAPI is any PasswordSignIn
-        guard problem.kind == .outOfSpace else { return ErrorCatalog.error(for: problem, at: now(), signsIn: signsIn) }
+        guard problem.kind == .outOfSpace else { return ErrorCatalog.error(for: problem, at: now(), signsIn: upstream.signIn != nil) }
         let plan = try? await store.freeSpacePlan(neededBytes: problem.neededBytes ?? 0, diskFull: problem.diskFull)
-        return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil, canBuySpace: features.sellsStorage)
+        return ErrorCatalog.error(for: problem, at: now(), freeSpacePlan: plan ?? nil, canBuySpace: upstream.features.sellsStorage)
     }
 
     func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
@@ -76,7 +77,7 @@ struct EngineAttempter: RecoveryAttempter {
     /// Hands the typed password to the upstream for its next session, tries, and takes the
     /// password back when the try did not get through, so it is never used for a later sign-in.
     private func signIn(_ error: UserFacingError, password: String?) async -> AttemptResult {
-        guard let signIn = engine.upstreamAPI as? any PasswordSignIn, let password else {
+        guard let signIn = upstream.signIn, let password else {
             return .failed(error.failing(because: "Signing in again needs the account's password."))
         }
         signIn.signInAgain(password: password)
@@ -132,27 +133,22 @@ struct EngineAttempter: RecoveryAttempter {
         }
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = earlierKey ?? "buy-space-" + shown.id
-        let token: String
-        do {
-            token = try await engine.tokenForCall()
-        } catch {
-            // No session, so the purchase was never sent.
+        let effective: Int64
+        switch await engine.purchaseStorage(bytes: bytes, idempotencyKey: key) {
+        case .bought(let quota):
+            effective = quota
+            log.info("bought \(bytes) bytes; quota now \(effective)")
+        case .notSent(let error):
             var failed = shown
             failed.debug = "no session for the purchase: \(error)"
             return .failed(failed.failing(because: "The chat service could not be reached to buy space. Nothing was sent, so nothing was charged."))
-        }
-        let effective: Int64
-        do {
-            let quota = try await engine.upstreamAPI.purchaseStorage(token: token, bytes: bytes, idempotencyKey: key)
-            effective = await engine.noteStoragePurchased(bytes: bytes, newUpstreamQuota: quota, idempotencyKey: key)
-            log.info("bought \(bytes) bytes; quota now \(effective)")
-        } catch .paymentDeclined {
+        case .failed(.paymentDeclined):
             // Retrying the declined purchase uses the very same key; it closes with the error it came from.
             var declined = ErrorCatalog.purchaseDeclined(PurchaseAttempt(key: key, neededBytes: needed), bytes: bytes,
                                                          debug: "402 from the upstream for key \(key)", at: now())
             declined.origin = shown.origin ?? shown.causeKey
             return .failed(declined)
-        } catch {
+        case .failed(let error):
             // No answer (or not one that says): the purchase may have gone through. The same key
             // again cannot charge twice, so trying again is safe and tells.
             var failed = shown

@@ -24,7 +24,7 @@ struct ErrorRoutes {
             return Problem(status: .badRequest, detail: "The body must be {\"option\": \"<option id>\"}.").response
         }
         var input = AttemptInput()
-        if body.option == OptionID.signIn.rawValue, services.engine.upstreamAPI is any PasswordSignIn {
+        if body.option == OptionID.signIn.rawValue, services.upstream.signIn != nil {
             guard let password = body.password, !password.isEmpty, password.utf8.count <= 1024 else {
                 return Problem(status: .badRequest, detail: "Signing in again needs the account's password as \"password\".").response
             }
