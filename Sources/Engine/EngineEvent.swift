@@ -3,8 +3,9 @@ import Store
 /// Something the engine tells the rest of the process: the feed turns these into page events.
 public enum EngineEvent: Sendable {
     case connection(ConnectionStatus)
-    /// New messages of one account, and whether and how the person should hear of them.
-    case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery)
+    /// New messages of one account, whether and how the person should hear of them, and the
+    /// storage in use once they were stored.
+    case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery, usage: StorageUsage)
     /// Stored messages of one account an edit changed, and those a redaction removed.
     case messagesChanged(account: AccountRole, changed: [StoredMessage], removed: [RemovedMessage])
     /// Chats of the account it left or came back to (their membership changed).

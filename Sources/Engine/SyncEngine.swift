@@ -515,6 +515,9 @@ public actor SyncEngine {
                 throw CycleFailure(error)
             }
             let fresh = outcome.fresh
+            // The store says what is in use once the batch is in; a store that does not is asked.
+            let usage: StorageUsage
+            if let stored = outcome.usage { usage = stored } else { usage = await store.storageUsage() }
             if !outcome.changed.isEmpty || !outcome.removed.isEmpty {
                 emit(.messagesChanged(account: account, changed: outcome.changed, removed: outcome.removed))
             }
@@ -525,11 +528,11 @@ public actor SyncEngine {
             // network going) is stored all the same, so every tab is told, silently: nobody asked
             // to hear of it now, and a tab that missed it would have a hole until it reloads.
             guard isCurrent(tag) else {
-                if !fresh.isEmpty { emit(.messages(account: account, messages: fresh, delivery: .silent)) }
+                if !fresh.isEmpty { emit(.messages(account: account, messages: fresh, delivery: .silent, usage: usage)) }
                 throw CycleFailure.stale
             }
             for group in deliveries.grouped(fresh, of: account, declared: answer.delivery) {
-                emit(.messages(account: account, messages: group.messages, delivery: group.delivery))
+                emit(.messages(account: account, messages: group.messages, delivery: group.delivery, usage: usage))
             }
         }
         // A stored answer shows the store takes writes and the batch fitted.

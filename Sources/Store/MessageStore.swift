@@ -96,7 +96,7 @@ public actor MessageStore {
                            cursor: String?, unread: UnreadCounting = .none,
                            chats changes: ChatChanges = ChatChanges()) throws(StoreError) -> AppliedBatch {
         guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !changes.isEmpty else {
-            return AppliedBatch()
+            return AppliedBatch(usage: usage)
         }
         return try write(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, changes: changes, older: nil)
     }
@@ -288,7 +288,9 @@ public actor MessageStore {
         if older == nil, let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
-        return outcome
+        var applied = outcome
+        applied.usage = usage
+        return applied
     }
 
     /// What a batch adds to one chat.

@@ -114,6 +114,17 @@ struct MessageStoreTests {
 
     // MARK: Quota
 
+    @Test func aStoredBatchSaysTheStorageInUseOnceItIsIn() async throws {
+        let store = try open()
+        try await store.setQuota(1_000_000)
+        let batch = messages(1...10)
+        let applied = try await store.applyBatch(batch, to: .primary, receivedAt: now, cursor: "10")
+        #expect(applied.usage == StorageUsage(usedBytes: batch.reduce(0) { $0 + $1.storageSize }, quotaBytes: 1_000_000))
+        #expect(applied.usage == (await store.storageUsage()), "what asking again would say")
+        let nothing = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "10")
+        #expect(nothing.usage == applied.usage, "a batch with nothing new says it too")
+    }
+
     @Test func aBatchOverTheQuotaIsNotWrittenAndTheCursorStays() async throws {
         let store = try open()
         let first = messages(1...10)

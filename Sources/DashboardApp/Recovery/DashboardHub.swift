@@ -22,10 +22,9 @@ struct DashboardHub: Sendable {
         case .connection(let status):
             await feed.publish("connection", status)
             if status.state == .live { await history?.wake() }
-        case let .messages(account, messages, delivery):
+        case let .messages(account, messages, delivery, usage):
             if delivery == .silent { await history?.wake() }
             if delivery == .live { await history?.liveMessagesArrived() }
-            let usage = await attempter.store.storageUsage()
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       caughtUp: delivery == .caughtUp)
             await feed.publish("messages", json: event.json())

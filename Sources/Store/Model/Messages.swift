@@ -130,11 +130,15 @@ public struct AppliedBatch: Sendable, Equatable {
     public var read: [Int64] = []
     /// Chats the account left or came back to in this batch.
     public var membershipChanged: [Int64] = []
+    /// The storage in use once the batch is in (what a page's storage card shows beside it).
+    public var usage: StorageUsage?
 
-    public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = []) {
+    public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = [],
+                usage: StorageUsage? = nil) {
         self.fresh = fresh
         self.changed = changed
         self.removed = removed
+        self.usage = usage
         self.read = read
     }
 }
