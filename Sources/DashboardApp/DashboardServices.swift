@@ -69,13 +69,13 @@ public struct DashboardServices: Sendable {
                                 olderHistory: (any OlderHistory)? = nil,
                                 makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
         let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
-        let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), clock: registryClock)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }
         let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, removed: { plan in
             let usage = await store.storageUsage()
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })
+        let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), attempter: attempter, clock: registryClock)
         // Older history rides on the engine's session and tells the page through the same stream.
         let history = olderHistory.map { upstream in
             HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })

@@ -52,10 +52,6 @@ public actor ErrorRegistry {
         public var postedOption: String
     }
 
-    private struct Entry {
-        var error: UserFacingError
-        var attempter: any RecoveryAttempter
-    }
 
     private struct Running {
         var attempt: RunningAttempt
@@ -64,12 +60,14 @@ public actor ErrorRegistry {
         var joiners: [CheckedContinuation<AttemptAnswer, Never>] = []
     }
 
-    private var open: [String: Entry] = [:]
+    private var open: [String: UserFacingError] = [:]
     private var order: [String] = []
     private var running: [String: Running] = [:]
     private var answers: [String: (answer: AttemptAnswer, at: ContinuousClock.Instant)] = [:]
     private var history: [ProblemRecord] = []
     private let presenter: any ErrorPresenter
+    /// Runs the options of every error opened here.
+    private let attempter: any RecoveryAttempter
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
     public let minimumAttemptDuration: Duration
@@ -77,10 +75,11 @@ public actor ErrorRegistry {
     public let replayWindow: Duration
     public let historyLimit = 20
 
-    public init(presenter: any ErrorPresenter, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() },
+    public init(presenter: any ErrorPresenter, attempter: any RecoveryAttempter, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() },
                 minimumAttemptDuration: Duration = .milliseconds(400), attemptDeadline: Duration = .seconds(30),
                 replayWindow: Duration = .seconds(24 * 3600)) {
         self.presenter = presenter
+        self.attempter = attempter
         self.clock = clock
         self.now = now
         self.minimumAttemptDuration = minimumAttemptDuration
@@ -92,50 +91,50 @@ public actor ErrorRegistry {
     /// time, its origin and, unless `error` brings its own, the note of its last failed attempt).
     /// Returns the error as open.
     @discardableResult
-    public func raise(_ error: UserFacingError, attempter: any RecoveryAttempter) async -> UserFacingError {
+    public func raise(_ error: UserFacingError) async -> UserFacingError {
         var error = error
-        if let existing = openEntry(causeKey: error.causeKey) {
-            error.id = existing.error.id
-            error.createdAt = existing.error.createdAt
-            error.origin = error.origin ?? existing.error.origin
-            if error.lastFailedAttempt == nil { error.lastFailedAttempt = existing.error.lastFailedAttempt }
-            if existing.error == error { return error }
+        if let existing = openError(causeKey: error.causeKey) {
+            error.id = existing.id
+            error.createdAt = existing.createdAt
+            error.origin = error.origin ?? existing.origin
+            if error.lastFailedAttempt == nil { error.lastFailedAttempt = existing.lastFailedAttempt }
+            if existing == error { return error }
             updateRecord(error.id) { $0.title = error.title }
         } else {
             order.append(error.id)
             history.append(ProblemRecord(errorID: error.id, kind: error.kind, title: error.title, raisedAt: error.createdAt))
             if history.count > historyLimit { history.removeFirst(history.count - historyLimit) }
         }
-        open[error.id] = Entry(error: error, attempter: attempter)
+        open[error.id] = error
         await presenter.present(error)
         return error
     }
 
     /// Closes the error with this cause, if open (and the errors that came from it).
     public func resolve(causeKey: String) async {
-        guard let entry = openEntry(causeKey: causeKey) else { return }
-        await resolve(id: entry.error.id)
+        guard let error = openError(causeKey: causeKey) else { return }
+        await resolve(id: error.id)
     }
 
     /// Closes this error, if open, and the errors that came from it.
     public func resolve(id: String) async {
-        guard let entry = open.removeValue(forKey: id) else { return }
+        guard let closed = open.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
         let at = now()
         updateRecord(id) { $0.resolvedAt = at }
-        await presenter.dismiss(entry.error)
-        for child in order.compactMap({ open[$0]?.error }) where child.origin == entry.error.causeKey {
+        await presenter.dismiss(closed)
+        for child in order.compactMap({ open[$0] }) where child.origin == closed.causeKey {
             await resolve(id: child.id)
         }
     }
 
     /// Open errors, oldest first.
     public func openErrors() -> [UserFacingError] {
-        order.compactMap { open[$0]?.error }
+        order.compactMap { open[$0] }
     }
 
     public func error(id: String) -> UserFacingError? {
-        open[id]?.error
+        open[id]
     }
 
     /// The attempts running now, by error id.
@@ -162,21 +161,21 @@ public actor ErrorRegistry {
             guard runningErrorID == errorID, attempt.attempt.postedOption == postedOption else { throw .keyReusedForAnotherOption }
             return await withCheckedContinuation { running[errorID]?.joiners.append($0) }
         }
-        guard let entry = open[errorID] else { throw .unknownError }
-        guard let option = entry.error.option(posted: postedOption) else { throw .unknownOption }
+        guard let shown = open[errorID] else { throw .unknownError }
+        guard let option = shown.option(posted: postedOption) else { throw .unknownOption }
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
         running[errorID] = Running(attempt: RunningAttempt(attemptID: attemptID, optionID: option.id, postedOption: postedOption),
                                    idempotencyKey: idempotencyKey)
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: entry.error.kind, attemptID: attemptID, optionID: option.id,
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: shown.kind, attemptID: attemptID, optionID: option.id,
                                                        optionTitle: option.title, status: .running))
 
         // The minimum runs alongside the attempt, so a slow attempt is not made slower.
         let clock = self.clock, minimum = minimumAttemptDuration
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
-        let result = await outcome(of: option, for: entry, input: input, before: attemptDeadline)
+        let result = await outcome(of: option, for: shown, input: input, before: attemptDeadline)
         await floor
-        let (answer, reason) = await settle(result, of: option, posted: postedOption, on: entry, attemptID: attemptID)
+        let (answer, reason) = await settle(result, of: option, posted: postedOption, on: shown, attemptID: attemptID)
 
         let joiners = running.removeValue(forKey: errorID)?.joiners ?? []
         answers[idempotencyKey] = (answer, ContinuousClock.now)
@@ -185,7 +184,7 @@ public actor ErrorRegistry {
             $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: at, reason: reason,
                                              summary: answer.summary))
         }
-        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: entry.error.kind, attemptID: attemptID, optionID: option.id,
+        await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: shown.kind, attemptID: attemptID, optionID: option.id,
                                                        optionTitle: option.title, status: answer.status, reason: reason, summary: answer.summary))
         joiners.forEach { $0.resume(returning: answer) }
         return answer
@@ -193,9 +192,9 @@ public actor ErrorRegistry {
 
     /// What an attempter's result means for the open errors, and the answer it makes; with the
     /// reason it did not help, for the record.
-    private func settle(_ result: AttemptResult, of option: RecoveryOption, posted: String, on entry: Entry,
+    private func settle(_ result: AttemptResult, of option: RecoveryOption, posted: String, on attempted: UserFacingError,
                         attemptID: String) async -> (AttemptAnswer, reason: String?) {
-        let errorID = entry.error.id
+        let errorID = attempted.id
         func answer(_ status: AttemptStatus, _ error: UserFacingError?, _ summary: String? = nil) -> AttemptAnswer {
             AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, postedOption: posted, status: status, error: error,
                           summary: summary)
@@ -204,16 +203,16 @@ public actor ErrorRegistry {
         case .recovered(let summary):
             await resolve(id: errorID)
             return (answer(.recovered, nil, summary), nil)
-        case .setAside(let kept?, let summary) where kept.causeKey == entry.error.causeKey:
+        case .setAside(let kept?, let summary) where kept.causeKey == attempted.causeKey:
             // Kept in another form (a banner), if its owner has not closed it meanwhile.
-            let shown = openEntry(causeKey: kept.causeKey) == nil ? nil : await raise(kept, attempter: entry.attempter)
+            let shown = openError(causeKey: kept.causeKey) == nil ? nil : await raise(kept)
             return (answer(.dismissed, shown, summary), nil)
         case .setAside(_, let summary):
             await resolve(id: errorID)
             return (answer(.dismissed, nil, summary), nil)
         case .failed(var next):
             let reason = next.lastFailedAttempt?.reason ?? next.detail
-            if next.causeKey == entry.error.causeKey {
+            if next.causeKey == attempted.causeKey {
                 next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: now(), reason: reason)
             } else {
                 // Another error now (a declined purchase): it says what happened itself; the
@@ -221,11 +220,11 @@ public actor ErrorRegistry {
                 next.lastFailedAttempt = nil
             }
             let shown: UserFacingError?
-            if openEntry(causeKey: next.causeKey) != nil {
-                shown = await raise(next, attempter: entry.attempter)
-            } else if next.causeKey != entry.error.causeKey, let origin = next.origin, openEntry(causeKey: origin) != nil {
+            if openError(causeKey: next.causeKey) != nil {
+                shown = await raise(next)
+            } else if next.causeKey != attempted.causeKey, let origin = next.origin, openError(causeKey: origin) != nil {
                 // An error of the attempt's own making, beside the one it came from.
-                shown = await raise(next, attempter: entry.attempter)
+                shown = await raise(next)
             } else {
                 // Its owner closed it while the attempt ran (or never opened it): an answer opens nothing.
                 shown = nil
@@ -238,9 +237,9 @@ public actor ErrorRegistry {
     /// error as it stands now comes back with the reason. The attempt runs in a task of its own, so
     /// a page that goes away mid-attempt does not cancel what the person asked for (its answer is
     /// kept for the retry of that click).
-    private func outcome(of option: RecoveryOption, for entry: Entry, input: AttemptInput, before deadline: Duration) async -> AttemptResult {
+    private func outcome(of option: RecoveryOption, for error: UserFacingError, input: AttemptInput, before deadline: Duration) async -> AttemptResult {
         enum Race: Sendable { case finished(AttemptResult), deadline }
-        let clock = self.clock, attempter = entry.attempter, error = entry.error
+        let clock = self.clock, attempter = self.attempter
         let race = await Task {
             await withTaskGroup(of: Race.self) { group in
                 group.addTask { .finished(await attempter.attempt(option, for: error, input: input)) }
@@ -258,13 +257,13 @@ public actor ErrorRegistry {
             return result
         case .deadline:
             let seconds = deadline.components.seconds
-            let current = open[error.id]?.error ?? error
+            let current = open[error.id] ?? error
             return .failed(current.failing(because: "There was no outcome within \(seconds) seconds. Syncing goes on trying by itself."))
         }
     }
 
-    private func openEntry(causeKey: String) -> Entry? {
-        order.lazy.compactMap { self.open[$0] }.first { $0.error.causeKey == causeKey }
+    private func openError(causeKey: String) -> UserFacingError? {
+        order.lazy.compactMap { self.open[$0] }.first { $0.causeKey == causeKey }
     }
 
     private func updateRecord(_ errorID: String, _ change: (inout ProblemRecord) -> Void) {

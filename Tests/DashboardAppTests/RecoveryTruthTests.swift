@@ -82,7 +82,7 @@ struct RecoveryTruthTests {
     @Test func aTypedPasswordIsHandedOverOnlyByAnAcceptedAttemptAndTakenBackWhenItFails() async throws {
         let world = try await world()
         let refused = ErrorCatalog.error(for: EngineProblem(kind: .tokenRefused, debug: "401"), at: Date(), signsIn: true)
-        let error = await world.services.registry.raise(refused, attempter: world.attempter)
+        let error = await world.services.registry.raise(refused)
         #expect(error.options.map(\.id) == [.signIn, .stopSyncing])
         #expect(error.option(.stopSyncing)?.title == "Stop syncing", "titled by what it does")
 
@@ -101,7 +101,7 @@ struct RecoveryTruthTests {
 
     private func outOfSpace(_ world: World) async -> UserFacingError {
         let problem = EngineProblem(kind: .outOfSpace, debug: "quota", usage: StorageUsage(usedBytes: 900, quotaBytes: 1000), neededBytes: 500)
-        return await world.services.registry.raise(ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil), attempter: world.attempter)
+        return await world.services.registry.raise(ErrorCatalog.outOfSpace(problem, at: Date(), freeSpacePlan: nil))
     }
 
     @Test func aPurchaseWhoseAnswerWasLostIsUnknownAndTryingAgainUsesTheSameKey() async throws {

@@ -55,28 +55,28 @@ struct ErrorRegistryTests {
     let clock = ManualClock()
     let presenter = RecordingPresenter()
 
-    private func registry(_ minimum: Duration = .zero) -> ErrorRegistry {
-        ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: minimum)
+    private func registry(_ attempter: any RecoveryAttempter, _ minimum: Duration = .zero) -> ErrorRegistry {
+        ErrorRegistry(presenter: presenter, attempter: attempter, clock: clock, minimumAttemptDuration: minimum)
     }
 
     @Test func aRepeatingCauseUpdatesTheOpenErrorInsteadOfStacking() async {
-        let registry = registry()
         let attempter = ScriptedAttempter { _, _ in .recovered }
-        let first = await registry.raise(sampleError(debug: "500"), attempter: attempter)
-        let second = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        let registry = registry(attempter)
+        let first = await registry.raise(sampleError(debug: "500"))
+        let second = await registry.raise(sampleError(debug: "503"))
         #expect(second.id == first.id)
         #expect(await registry.openErrors().map(\.debug) == ["503"])
         #expect(presenter.entries == ["present /problems/upstream-error banner", "present /problems/upstream-error banner"])
-        _ = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        _ = await registry.raise(sampleError(debug: "503"))
         #expect(presenter.entries.count == 2, "an identical repeat is not shown again")
     }
 
     @Test func recoveredResolvesAndFailedShowsTheNewError() async throws {
-        let registry = registry()
         let attempter = ScriptedAttempter { option, error in
             option.id == .stopSyncing ? .recovered : .failed({ var next = error; next.debug = "still 500"; return next }())
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let failed = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k1")
         #expect(failed.status == .failed)
         let next = try #require(failed.error)
@@ -90,9 +90,9 @@ struct ErrorRegistryTests {
     }
 
     @Test func anAttemptLastsAtLeast400MillisecondsInVirtualTime() async throws {
-        let registry = registry(.milliseconds(400))
         let attempter = ScriptedAttempter { _, _ in .recovered }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter, .milliseconds(400))
+        let error = await registry.raise(sampleError())
         let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers(2)  // the floor and the deadline
         while attempter.count == 0 { await Task.yield() }
@@ -104,9 +104,9 @@ struct ErrorRegistryTests {
     }
 
     @Test func aReplayedKeyReturnsTheFirstAnswerAndRunsNothing() async throws {
-        let registry = registry()
         let attempter = ScriptedAttempter { _, error in .failed(error) }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let first = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "same")
         let replay = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "same")
         #expect(first == replay)
@@ -120,13 +120,13 @@ struct ErrorRegistryTests {
     }
 
     @Test func aSecondAttemptWhileOneRunsIsRefused() async throws {
-        let registry = registry()
         let (gate, open) = AsyncStream<Void>.makeStream()
         let attempter = ScriptedAttempter { _, _ in
             for await _ in gate { break }
             return .recovered
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let running = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a") }
         while attempter.count == 0 { await Task.yield() }
         await #expect(throws: ErrorRegistry.AttemptRefusal.attemptRunning) {
@@ -138,16 +138,16 @@ struct ErrorRegistryTests {
     }
 
     @Test func aFailedAttemptSaysWhichOptionWhenAndWhyAndTheNextRepeatKeepsIt() async throws {
-        let registry = ErrorRegistry(presenter: presenter, clock: clock, now: { Date(timeIntervalSince1970: 1000) }, minimumAttemptDuration: .zero)
         let attempter = ScriptedAttempter { _, error in .failed(error.failing(because: "still 500")) }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = ErrorRegistry(presenter: presenter, attempter: attempter, clock: clock, now: { Date(timeIntervalSince1970: 1000) }, minimumAttemptDuration: .zero)
+        let error = await registry.raise(sampleError())
         let answer = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k1")
         #expect(answer.status == .failed)
         let shown = try #require(answer.error)
         #expect(shown.lastFailedAttempt == FailedAttempt(optionID: .tryAgain, optionTitle: "Try again", at: Date(timeIntervalSince1970: 1000),
                                                          reason: "still 500"))
         // The engine raising the same cause again (without a note) keeps the note.
-        _ = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        _ = await registry.raise(sampleError(debug: "503"))
         #expect(await registry.error(id: error.id)?.lastFailedAttempt?.reason == "still 500")
         #expect(presenter.attemptStatuses == [.running, .failed], "other windows hear it start and end")
         // A second click with a new key runs again.
@@ -156,7 +156,6 @@ struct ErrorRegistryTests {
     }
 
     @Test func anAttemptWithoutAnOutcomeAnswersFailedAtTheDeadlineInVirtualTime() async throws {
-        let registry = ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: .zero, attemptDeadline: .seconds(30))
         let cancelled = Mutex(false)
         let (never, keepOpen) = AsyncStream<Void>.makeStream()
         let attempter = ScriptedAttempter { _, _ in
@@ -165,7 +164,8 @@ struct ErrorRegistryTests {
             cancelled.withLock { $0 = true }
             return .recovered
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = ErrorRegistry(presenter: presenter, attempter: attempter, clock: clock, minimumAttemptDuration: .zero, attemptDeadline: .seconds(30))
+        let error = await registry.raise(sampleError())
         let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers()  // the deadline
         clock.advance(by: .seconds(29))
@@ -181,13 +181,13 @@ struct ErrorRegistryTests {
     }
 
     @Test func aCallerThatGoesAwayDoesNotCancelTheAttempt() async throws {
-        let registry = registry()
         let (gate, open) = AsyncStream<Void>.makeStream()
         let attempter = ScriptedAttempter { _, _ in
             for await _ in gate { return .recovered }
             return .failed(sampleError())
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let caller = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         while attempter.count == 0 { await Task.yield() }
         caller.cancel()
@@ -198,22 +198,22 @@ struct ErrorRegistryTests {
     }
 
     @Test func recentProblemsKeepResolvedErrorsAndTheirAttemptsNewestFirst() async throws {
-        let registry = registry()
         let attempter = ScriptedAttempter { option, error in option.id == .stopSyncing ? .recovered : .failed(error.failing(because: "no")) }
-        let first = await registry.raise(sampleError(.upstreamError), attempter: attempter)
+        let registry = registry(attempter)
+        let first = await registry.raise(sampleError(.upstreamError))
         _ = try await registry.attempt(errorID: first.id, postedOption: "try-again", idempotencyKey: "a")
         _ = try await registry.attempt(errorID: first.id, postedOption: "cancel", idempotencyKey: "b")
         var raised: [String] = []
         for index in 0..<25 {
-            raised.append(await registry.raise(sampleError(cause: "kind-\(index)"), attempter: attempter).id)
+            raised.append(await registry.raise(sampleError(cause: "kind-\(index)")).id)
         }
         let recent = await registry.recentProblems()
         #expect(recent.count == 20)
         #expect(recent.map(\.errorID) == Array(raised.suffix(20).reversed()), "newest first")
         #expect(!recent.contains { $0.errorID == first.id }, "the oldest fell out")
 
-        let small = ErrorRegistry(presenter: presenter, clock: clock, minimumAttemptDuration: .zero)
-        let error = await small.raise(sampleError(), attempter: attempter)
+        let small = ErrorRegistry(presenter: presenter, attempter: attempter, clock: clock, minimumAttemptDuration: .zero)
+        let error = await small.raise(sampleError())
         _ = try await small.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a")
         _ = try await small.attempt(errorID: error.id, postedOption: "cancel", idempotencyKey: "b")
         let record = try #require(await small.recentProblems().first)
@@ -226,14 +226,14 @@ struct ErrorRegistryTests {
     // MARK: One owner decides what is open
 
     @Test func anAnswerAfterTheFloorNeverReopensACauseItsOwnerClosedMeanwhile() async throws {
-        let registry = registry(.milliseconds(400))
         // Try again's answer: a fresh error (new id) of the same cause, built before the floor is over.
         let attempter = ScriptedAttempter { _, error in
             var fresh = error.failing(because: "still refused")
             fresh.id = UserFacingError.makeID()
             return .failed(fresh)
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter, .milliseconds(400))
+        let error = await registry.raise(sampleError())
         let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         await clock.waitForSleepers(2)
         while attempter.count == 0 { await Task.yield() }
@@ -247,13 +247,13 @@ struct ErrorRegistryTests {
     }
 
     @Test func aCauseRaisedAgainByItsOwnerMeanwhileTakesTheAnswersNote() async throws {
-        let registry = registry()
         let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
         while attempter.count == 0 { await Task.yield() }
         await registry.resolve(causeKey: error.causeKey)
-        let again = await registry.raise(sampleError(debug: "503"), attempter: attempter)
+        let again = await registry.raise(sampleError(debug: "503"))
         open.yield()
         let answer = try await attempt.value
         #expect(answer.error?.id == again.id, "the cause is open again: the answer updates that error")
@@ -262,14 +262,14 @@ struct ErrorRegistryTests {
     }
 
     @Test func anErrorAnAttemptMadeClosesWithTheErrorItCameFrom() async throws {
-        let registry = registry()
         let attempter = ScriptedAttempter { option, error in
             guard option.id == .tryAgain, error.kind == .outOfSpace else { return .recovered }
             var declined = sampleError(.purchaseDeclined)
             declined.origin = error.causeKey
             return .failed(declined)
         }
-        let full = await registry.raise(sampleError(.outOfSpace), attempter: attempter)
+        let registry = registry(attempter)
+        let full = await registry.raise(sampleError(.outOfSpace))
         let answer = try await registry.attempt(errorID: full.id, postedOption: "try-again", idempotencyKey: "buy")
         let declined = try #require(answer.error)
         #expect(declined.type == "/problems/purchase-declined")
@@ -282,13 +282,13 @@ struct ErrorRegistryTests {
     }
 
     @Test func anErrorAnAttemptMakesIsNotOpenedWhenWhatItCameFromClosedMeanwhile() async throws {
-        let registry = registry()
         let (attempter, open) = heldAttempter { error in
             var declined = sampleError(.purchaseDeclined)
             declined.origin = error.causeKey
             return .failed(declined)
         }
-        let full = await registry.raise(sampleError(.outOfSpace), attempter: attempter)
+        let registry = registry(attempter)
+        let full = await registry.raise(sampleError(.outOfSpace))
         let attempt = Task { try await registry.attempt(errorID: full.id, postedOption: "try-again", idempotencyKey: "buy") }
         while attempter.count == 0 { await Task.yield() }
         await registry.resolve(causeKey: full.causeKey)
@@ -300,9 +300,9 @@ struct ErrorRegistryTests {
     // MARK: One click, one attempt
 
     @Test func theSameKeyWhileItsAttemptRunsJoinsItAndGetsItsAnswer() async throws {
-        let registry = registry()
         let (attempter, open) = heldAttempter { .failed($0.failing(because: "still 500")) }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let click = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "click") }
         while attempter.count == 0 { await Task.yield() }
         // The page's network retry of the same click, while the attempt still runs.
@@ -323,14 +323,14 @@ struct ErrorRegistryTests {
     // MARK: Setting aside is not failing
 
     @Test func anErrorSetAsideIsDismissedWithWhatWasDoneNotFailed() async throws {
-        let registry = registry()
         let attempter = ScriptedAttempter { option, error in
             if option.id == .stopSyncing { return .setAside(kept: nil, summary: "You stopped syncing.") }
             var banner = error
             banner.presentation = .toast
             return .setAside(kept: banner, summary: "Hidden for now.")
         }
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let hidden = try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "a")
         #expect(hidden.status == .dismissed && hidden.summary == "Hidden for now.")
         #expect(await registry.error(id: error.id)?.presentation == .toast, "kept, in the quieter form")
@@ -348,7 +348,6 @@ struct ErrorRegistryTests {
     // MARK: What the person gave
 
     @Test func theInputReachesTheAttempterOnlyWithAnAcceptedAttempt() async throws {
-        let registry = registry()
         final class InputAttempter: RecoveryAttempter {
             let received = Mutex<[AttemptInput]>([])
             func attempt(_ option: RecoveryOption, for error: UserFacingError, input: AttemptInput) async -> AttemptResult {
@@ -357,7 +356,8 @@ struct ErrorRegistryTests {
             }
         }
         let attempter = InputAttempter()
-        let error = await registry.raise(sampleError(), attempter: attempter)
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
         let typed = AttemptInput(password: "hunter2")
         await #expect(throws: ErrorRegistry.AttemptRefusal.unknownError) {
             _ = try await registry.attempt(errorID: "e-gone", postedOption: "try-again", idempotencyKey: "a", input: typed)

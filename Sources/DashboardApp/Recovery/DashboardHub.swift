@@ -56,7 +56,7 @@ struct DashboardHub: Sendable {
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
         case .problemRaised(let problem):
-            await registry.raise(await attempter.error(for: problem), attempter: attempter)
+            await registry.raise(await attempter.error(for: problem))
         case .problemCleared(let kind):
             await registry.resolve(causeKey: ErrorCatalog.kind(of: kind).rawValue)
         }
