@@ -28,9 +28,11 @@ public struct NamedService: Service {
 /// Returns once the current task is cancelled (at once if it already is): the wait of a service
 /// whose work is done by others (a server's event loop) until it is asked to stop.
 public func untilCancelled() async {
-    let (never, _) = AsyncStream<Never>.makeStream()
-    // An AsyncStream's iterator ends when the task awaiting it is cancelled.
+    let (never, continuation) = AsyncStream<Never>.makeStream()
+    // An AsyncStream's iterator ends when the task awaiting it is cancelled; the continuation is
+    // kept until then, so the stream cannot end any other way.
     for await _ in never {}
+    continuation.finish()
 }
 
 /// Services run together, each in a task the group owns, and stopped in the reverse order of the
