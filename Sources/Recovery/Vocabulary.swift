@@ -57,6 +57,17 @@ public enum ProblemFacts: Sendable, Equatable {
 
 /// The storage figures of an out-of-space error.
 public struct SpaceShortfall: Sendable, Equatable {
+    /// What Free space would remove to make room.
+    public struct FreeSpaceOffer: Sendable, Equatable {
+        public var messages: Int
+        public var bytes: Int64
+
+        public init(messages: Int, bytes: Int64) {
+            self.messages = messages
+            self.bytes = bytes
+        }
+    }
+
     public var usedBytes: Int64?
     /// Nil when the disk, not a quota, is what is full.
     public var quotaBytes: Int64?
@@ -65,11 +76,11 @@ public struct SpaceShortfall: Sendable, Equatable {
     /// The disk itself is full (SQLITE_FULL), not the quota.
     public var diskFull: Bool
     /// What Free space would remove, when it can make room.
-    public var freeSpace: (messages: Int, bytes: Int64)?
+    public var freeSpace: FreeSpaceOffer?
     /// The key of a purchase whose answer never came: trying it again uses the same key.
     public var purchaseKey: String?
 
-    public init(usedBytes: Int64?, quotaBytes: Int64?, neededBytes: Int64, diskFull: Bool, freeSpace: (messages: Int, bytes: Int64)? = nil,
+    public init(usedBytes: Int64?, quotaBytes: Int64?, neededBytes: Int64, diskFull: Bool, freeSpace: FreeSpaceOffer? = nil,
                 purchaseKey: String? = nil) {
         self.usedBytes = usedBytes
         self.quotaBytes = quotaBytes
@@ -77,12 +88,6 @@ public struct SpaceShortfall: Sendable, Equatable {
         self.diskFull = diskFull
         self.freeSpace = freeSpace
         self.purchaseKey = purchaseKey
-    }
-
-    public static func == (lhs: SpaceShortfall, rhs: SpaceShortfall) -> Bool {
-        lhs.usedBytes == rhs.usedBytes && lhs.quotaBytes == rhs.quotaBytes && lhs.neededBytes == rhs.neededBytes
-            && lhs.diskFull == rhs.diskFull && lhs.freeSpace?.messages == rhs.freeSpace?.messages
-            && lhs.freeSpace?.bytes == rhs.freeSpace?.bytes && lhs.purchaseKey == rhs.purchaseKey
     }
 }
 

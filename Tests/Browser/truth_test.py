@@ -202,8 +202,8 @@ def test_escape_only_closes_an_alert_and_stop_syncing_says_what_it_did(context):
         # when its buttons are not drawn yet (a retry under way), never back into the page.
         focused = lambda: driver.execute_script(
             "const e = document.activeElement; return `${e.closest('#banner') ? 'banner' : 'elsewhere'}|${e.id}|${e.dataset.option ?? ''}`")
-        wait(driver, lambda: focused().split("|")[0] == "banner" and (focused().split("|")[2] == "try-again" or focused().split("|")[1] == "banner-text"),
-             seconds=3, message=lambda: f"the focus went to the banner's Try again or its status, not {focused()}")
+        in_banner = lambda where: where.split("|")[0] == "banner" and (where.split("|")[2] == "try-again" or where.split("|")[1] == "banner-text")
+        wait(driver, lambda: in_banner(focused()), seconds=3, message=lambda: f"the focus went to the banner's Try again or its status, not {focused()}")
         click(driver, find(driver, '#banner-actions button[data-option="stop-syncing"]'))
         wait(driver, lambda: status_text(driver) == "Stopped" and text_of(driver, "#engine-toggle") == "Start syncing",
              message="stopped")

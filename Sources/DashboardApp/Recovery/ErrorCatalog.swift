@@ -97,7 +97,7 @@ enum ErrorCatalog {
         var options: [RecoveryOption] = [.notNow]
         if let plan = freeSpacePlan {
             options.append(RecoveryOption.freeSpace.confirming(freeSpaceQuestion(plan, neededBytes: problem.neededBytes ?? 0, quota: quota)))
-            space.freeSpace = (plan.messageCount, plan.bytes)
+            space.freeSpace = SpaceShortfall.FreeSpaceOffer(messages: plan.messageCount, bytes: plan.bytes)
         }
         if problem.diskFull || quota == nil {
             // Buying quota cannot help a full disk: there the way out is making room and trying again.
