@@ -23,6 +23,18 @@ public struct EngineEnvironment: Sendable {
         self.network = network
         self.executor = executor
     }
+
+    /// Starts timing on `clock`: the closure tells the time since.
+    public func stopwatch() -> @Sendable () -> Duration {
+        clock.startStopwatch()
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    fileprivate func startStopwatch() -> @Sendable () -> Duration {
+        let began = now
+        return { began.duration(to: now) }
+    }
 }
 
 /// Tuning from the command line.

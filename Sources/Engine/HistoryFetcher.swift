@@ -73,8 +73,8 @@ public actor HistoryFetcher {
         while !Task.isCancelled {
             let action = await nextAction()
             switch action {
-            case .fetch(let start):
-                if let next = await fetch(start) { await perform(next) }
+            case .fetch(let start, let limit):
+                if let next = await fetch(start, limit: limit) { await perform(next) }
             case .wait, .finish:
                 await perform(action)
             }
@@ -97,13 +97,15 @@ public actor HistoryFetcher {
         return action
     }
 
-    /// Fetches and stores the page before `start`; what to wait for after a failure, if any.
-    private func fetch(_ start: HistoryStart) async -> HistoryPolicy.Action? {
+    /// Fetches and stores the page of at most `limit` events before `start`; what to wait for
+    /// after a failure, if any.
+    private func fetch(_ start: HistoryStart, limit: Int) async -> HistoryPolicy.Action? {
         guard let token = await liveSession() else { return nil }
         let position = HistoryPosition(chatId: start.chatId, upstreamChat: start.upstreamChat, token: start.position)
         let page: OlderHistoryPage
+        let stopwatch = environment.stopwatch()
         do {
-            page = try await upstream.olderHistory(token: token, before: position)
+            page = try await upstream.olderHistory(token: token, before: position, limit: limit)
         } catch {
             if error != .cancelled { log.info("history of \(start.upstreamChat): \(error)") }
             return policy.failed(error, at: start, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
@@ -121,7 +123,7 @@ public actor HistoryFetcher {
             if case .outOfSpace = error {} else { log.warning("cannot store history of \(start.upstreamChat): \(error)") }
             return policy.storageFull()
         }
-        policy.stored()
+        policy.stored(events: page.messages.count + page.skipped, took: stopwatch())
         if !applied.changed.isEmpty || !applied.removed.isEmpty {
             emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
         }

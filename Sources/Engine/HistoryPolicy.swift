@@ -17,10 +17,14 @@ import Upstream
 ///   `quietAfterLive` has passed without one. A homeserver serves a live message more slowly
 ///   while it is reading history for anyone (Synapse on SQLite does its database work on one
 ///   connection), so the person's conversation goes first.
+/// - A live message that comes while a page is being read still waits for that page, so pages are
+///   kept to about `targetPageDuration` of the homeserver's time: the first is small, and each next
+///   one is sized from how long the last took (at most twice as big, within `pageSizes`). Big
+///   pages are cheaper per message, so a fast homeserver still gets them.
 public struct HistoryPolicy: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
-        /// Fetch the page before this position.
-        case fetch(HistoryStart)
+        /// Fetch the page of at most `limit` events before this position.
+        case fetch(HistoryStart, limit: Int)
         /// Wait this long, then ask again (`reason` for the log and the page).
         case wait(Duration, HistoryPause)
         /// The account may see no further back in this chat (a room it was banned from): its
@@ -35,17 +39,27 @@ public struct HistoryPolicy: Sendable, Equatable {
     public var minimumRateLimitWait: Duration
     public var fullStorageWait: Duration
     public var quietAfterLive: Duration
+    /// How long a page should keep the homeserver busy.
+    public var targetPageDuration: Duration
+    /// The smallest and largest page asked for.
+    public var pageSizes: ClosedRange<Int>
     /// Failures in a row since the last page stored.
     public private(set) var failures = 0
+    /// Events to ask for in the next page.
+    public private(set) var pageSize: Int
 
     public init(backoff: Backoff = Backoff(base: .seconds(1), cap: .seconds(60)), idleWait: Duration = .seconds(2),
                 minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30),
-                quietAfterLive: Duration = .seconds(5)) {
+                quietAfterLive: Duration = .seconds(5), targetPageDuration: Duration = .milliseconds(150),
+                pageSizes: ClosedRange<Int> = 25...250) {
         self.backoff = backoff
         self.idleWait = idleWait
         self.minimumRateLimitWait = minimumRateLimitWait
         self.fullStorageWait = fullStorageWait
         self.quietAfterLive = quietAfterLive
+        self.targetPageDuration = targetPageDuration
+        self.pageSizes = pageSizes
+        self.pageSize = pageSizes.lowerBound
     }
 
     /// What to do when ready for the next page: `live` is whether syncing is live now, `pending`
@@ -55,12 +69,17 @@ public struct HistoryPolicy: Sendable, Equatable {
         guard live else { return .wait(idleWait, .notSyncing) }
         guard let first = pending.first else { return .wait(idleWait, .nothingPending) }
         if liveMessagesCame { return .wait(quietAfterLive, .liveMessages) }
-        return .fetch(first)
+        return .fetch(first, limit: pageSize)
     }
 
-    /// A page was stored: failures are over.
-    public mutating func stored() {
+    /// A page of `events` was stored; reading it took the homeserver `took`. Failures are over,
+    /// and the next page is sized so that it takes about `targetPageDuration`.
+    public mutating func stored(events: Int, took: Duration) {
         failures = 0
+        // A chat's last page is short whatever was asked: it says little about the cost of a page.
+        guard events * 2 >= pageSize else { return }
+        let scale = took > .zero ? min(targetPageDuration / took, 2) : 2
+        pageSize = min(max(Int((Double(pageSize) * scale).rounded()), pageSizes.lowerBound), pageSizes.upperBound)
     }
 
     /// The page before `start` could not be fetched; `jitter` is a draw in 0...1 for the backoff.

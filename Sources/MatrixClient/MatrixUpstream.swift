@@ -258,14 +258,9 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
 
     // MARK: OlderHistory
 
-    /// Events per page of older history: enough that a room of 2,500 messages takes a few calls,
-    /// few enough that storing one page keeps the store busy for milliseconds only, so a live
-    /// message never waits long behind it.
-    static let historyPageSize = 250
-
-    public func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage {
+    public func olderHistory(token: String, before position: HistoryPosition, limit: Int) async throws(UpstreamError) -> OlderHistoryPage {
         let roomID = position.upstreamChat
-        let page = try await page(of: roomID, from: position.token, to: nil, limit: Self.historyPageSize, token: token)
+        let page = try await page(of: roomID, from: position.token, to: nil, limit: limit, token: token)
         let chunk = page.chunk ?? []
         let translated: [UpstreamMessage] = state.withLock { state in
             // The senders' member events of this page say their names at the time; a name not

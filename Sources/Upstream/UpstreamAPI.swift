@@ -34,9 +34,10 @@ public protocol PasswordSignIn: Sendable {
 /// An upstream whose chats have history from before the first sync (Matrix), read backwards a
 /// page at a time from where each chat was first seen (CONTRACT section 10).
 public protocol OlderHistory: Sendable {
-    /// The page of `position.upstreamChat`'s history just older than `position`, newest first,
-    /// and where the next one starts (nil: the chat's first visible event is in this page).
-    func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage
+    /// The page of at most `limit` events of `position.upstreamChat`'s history just older than
+    /// `position`, newest first, and where the next one starts (nil: the chat's first visible
+    /// event is in this page).
+    func olderHistory(token: String, before position: HistoryPosition, limit: Int) async throws(UpstreamError) -> OlderHistoryPage
 }
 
 /// An upstream that keeps where the account has read each chat (Matrix read markers), so that

@@ -57,7 +57,7 @@ enum MatrixHistoryBenchmark {
         parser.add_argument("--per-room", type=int, default=2500)
         parser.add_argument("--live", type=int, default=60, help="live messages timed in each phase")
         args = parser.parse_args()
-        PAGE = 250  # the dashboard's page of older history (MatrixUpstream.historyPageSize)
+        PAGE = 250  # the largest page of older history the dashboard asks for (HistoryPolicy.pageSizes)
         FILTER = urllib.parse.quote(json.dumps({"lazy_load_members": True}))
         """#
 
@@ -197,7 +197,8 @@ enum MatrixHistoryBenchmark {
             while not history(second)["complete"] and len(busy) < args.live:
                 busy.append(trip(f"busy{len(busy)}"))
                 time.sleep(0.05)
-            print(f"{len(busy)} live trips while the second dashboard fetched", file=sys.stderr)
+            print(f"{len(busy)} live trips while the second dashboard fetched; the slowest (trip number, ms): "
+                  + ", ".join(f"#{index} {ms:.0f}" for index, ms in sorted(enumerate(busy), key=lambda pair: -pair[1])[:5]), file=sys.stderr)
             while not history(second)["complete"]:
                 time.sleep(0.05)
             # 4. The same trips while the bare client pages the same history: what the homeserver's

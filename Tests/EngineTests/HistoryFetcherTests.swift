@@ -12,6 +12,7 @@ private final class RoomHistory: OlderHistory {
         var faults: [UpstreamError] = []
         var calls: [String] = []
         var tokens: [String] = []
+        var limits: [Int] = []
     }
 
     let room = "!room"
@@ -20,14 +21,19 @@ private final class RoomHistory: OlderHistory {
     let pageSize: Int
     private let state = Mutex(State())
 
-    init(count: Int, pageSize: Int) {
+    /// How long the homeserver takes per event asked for, on `clock` (nil: no time at all).
+    let costPerEvent: (clock: ManualClock, duration: Duration)?
+
+    init(count: Int, pageSize: Int, costPerEvent: (clock: ManualClock, duration: Duration)? = nil) {
         self.count = count
         self.pageSize = pageSize
+        self.costPerEvent = costPerEvent
     }
 
     func failNext(with errors: UpstreamError...) { state.withLock { $0.faults += errors } }
     var positionsAsked: [String] { state.withLock { $0.calls } }
     var tokensUsed: [String] { state.withLock { $0.tokens } }
+    var limitsAsked: [Int] { state.withLock { $0.limits } }
 
     /// Message `n` (1 is the room's first).
     func message(_ number: Int) -> UpstreamMessage {
@@ -36,15 +42,17 @@ private final class RoomHistory: OlderHistory {
     }
 
     /// Positions are "before N": the page holds the messages below N, newest first.
-    func olderHistory(token: String, before position: HistoryPosition) async throws(UpstreamError) -> OlderHistoryPage {
+    func olderHistory(token: String, before position: HistoryPosition, limit: Int) async throws(UpstreamError) -> OlderHistoryPage {
         let fault = state.withLock { state -> UpstreamError? in
             state.calls.append(position.token)
+            state.limits.append(limit)
             state.tokens.append(token)
             return state.faults.isEmpty ? nil : state.faults.removeFirst()
         }
         if let fault { throw fault }
+        if let (clock, duration) = costPerEvent { clock.advance(by: duration * limit) }
         let below = Int(position.token.dropFirst("before ".count))!
-        let low = max(1, below - pageSize)
+        let low = max(1, below - min(pageSize, limit))
         let messages = (low..<below).reversed().map(message)
         var next = position
         next.token = "before \(low)"
@@ -62,6 +70,9 @@ struct HistoryFetcherTests {
         store = try MessageStore(location: .memory)
     }
 
+    /// Pages of a fixed size, for the tests that are not about sizing them.
+    static let pagesOf250 = HistoryPolicy(pageSizes: 250...250)
+
     /// The newest `live` messages came with the first sync, which said where the rest begins.
     private func firstSync(_ room: RoomHistory, live: Int) async throws {
         let newest = ((room.count - live + 1)...room.count).map { number -> IncomingMessage in
@@ -78,10 +89,11 @@ struct HistoryFetcherTests {
     }
 
     /// Runs a fetcher until its progress says `complete`, giving the clock's sleeps what `waits` says.
-    private func runUntilComplete(_ room: RoomHistory, live: @escaping @Sendable () -> String? = { "token" },
+    private func runUntilComplete(_ room: RoomHistory, policy: HistoryPolicy = Self.pagesOf250,
+                                  live: @escaping @Sendable () -> String? = { "token" },
                                   onSleep: @escaping @Sendable (Duration?) -> Void = { _ in }) async throws -> [HistoryProgress] {
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let fetcher = HistoryFetcher(store: store, upstream: room, environment: EngineEnvironment(clock: clock),
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: policy, environment: EngineEnvironment(clock: clock),
                                      liveSession: { live() }, emit: { sink.yield($0) })
         let task = Task { await fetcher.run() }
         defer { task.cancel() }
@@ -147,7 +159,7 @@ struct HistoryFetcherTests {
         try await firstSync(room, live: 50)
         let live = Mutex(false)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let fetcher = HistoryFetcher(store: store, upstream: room, environment: EngineEnvironment(clock: clock),
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: Self.pagesOf250, environment: EngineEnvironment(clock: clock),
                                      liveSession: { live.withLock { $0 } ? "token" : nil }, emit: { sink.yield($0) })
         let task = Task { await fetcher.run() }
         defer { task.cancel() }
@@ -173,7 +185,7 @@ struct HistoryFetcherTests {
         let room = RoomHistory(count: 600, pageSize: 250)
         try await firstSync(room, live: 50)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(quietAfterLive: .seconds(5)),
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(quietAfterLive: .seconds(5), pageSizes: 250...250),
                                      environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
         await fetcher.liveMessagesArrived()
         let task = Task { await fetcher.run() }
@@ -186,5 +198,16 @@ struct HistoryFetcherTests {
             if case .history(_, let progress, _) = event, progress.complete { break }
         }
         #expect(room.positionsAsked.count == 3, "then the pages, one after the other")
+    }
+
+    @Test func pagesStartSmallAndAreSizedByHowLongTheHomeserverTakes() async throws {
+        // 2 ms an event: 25 take 50 ms, so the next page is twice as big (no more than that);
+        // 50 take 100 ms, so the next is 1.5 times as big, and 75 take the 150 ms aimed at.
+        let room = RoomHistory(count: 1_000, pageSize: 1_000, costPerEvent: (clock, .milliseconds(2)))
+        try await firstSync(room, live: 50)
+        _ = try await runUntilComplete(room, policy: HistoryPolicy(targetPageDuration: .milliseconds(150), pageSizes: 25...250))
+        #expect(try await texts() == (1...1_000).map { "message \($0)" })
+        #expect(room.limitsAsked.prefix(4) == [25, 50, 75, 75])
+        #expect(Set(room.limitsAsked.dropFirst(2)) == [75], "steady at the pace aimed at")
     }
 }

@@ -10,7 +10,7 @@ struct HistoryPolicyTests {
 
     @Test func itFetchesTheFirstPendingChatOnlyWhileSyncingIsLive() {
         let policy = HistoryPolicy()
-        #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0]))
+        #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0], limit: policy.pageSizes.lowerBound))
         #expect(policy.next(live: false, pending: rooms) == .wait(policy.idleWait, .notSyncing))
         #expect(policy.next(live: true, pending: []) == .wait(policy.idleWait, .nothingPending))
     }
@@ -18,7 +18,7 @@ struct HistoryPolicyTests {
     @Test func whileMessagesFlowLiveItStepsAsideForAQuietPeriod() {
         let policy = HistoryPolicy(quietAfterLive: .seconds(5))
         #expect(policy.next(live: true, pending: rooms, liveMessagesCame: true) == .wait(.seconds(5), .liveMessages))
-        #expect(policy.next(live: true, pending: rooms, liveMessagesCame: false) == .fetch(rooms[0]))
+        #expect(policy.next(live: true, pending: rooms, liveMessagesCame: false) == .fetch(rooms[0], limit: policy.pageSize))
     }
 
     @Test func aRateLimitWaitsWhatItAsksAndAtLeastTheMinimum() {
@@ -35,7 +35,7 @@ struct HistoryPolicyTests {
         #expect(policy.failed(.timedOut, at: rooms[0], jitter: 1) == .wait(.seconds(2), .failed))
         #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 0.5) == .wait(.seconds(2), .failed))
         #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 1) == .wait(.seconds(8), .failed), "capped")
-        policy.stored()
+        policy.stored(events: policy.pageSize, took: .milliseconds(100))
         #expect(policy.failures == 0)
         #expect(policy.failed(.serverError(status: 500), at: rooms[0], jitter: 1) == .wait(.seconds(1), .failed))
     }
@@ -50,5 +50,26 @@ struct HistoryPolicyTests {
         var policy = HistoryPolicy()
         #expect(policy.failed(.unauthorized, at: rooms[0], jitter: 1) == .wait(policy.idleWait, .notSyncing))
         #expect(policy.storageFull() == .wait(policy.fullStorageWait, .storageFull))
+    }
+
+    @Test func theFirstPageIsSmallAndTheNextIsSizedToTheTargetDuration() {
+        var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
+        #expect(policy.pageSize == 20, "a live message may come while the very first page is read")
+        policy.stored(events: 20, took: .milliseconds(10))
+        #expect(policy.pageSize == 40, "fast: twice as big, no more")
+        policy.stored(events: 40, took: .milliseconds(80))
+        #expect(policy.pageSize == 50, "near the target: a little bigger")
+        policy.stored(events: 50, took: .milliseconds(500))
+        #expect(policy.pageSize == 20, "slow: smaller, down to the smallest")
+        for _ in 0..<6 { policy.stored(events: policy.pageSize, took: .zero) }
+        #expect(policy.pageSize == 200, "never above the largest")
+        #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0], limit: 200))
+    }
+
+    @Test func aShortLastPageSaysNothingAboutTheCostOfAPage() {
+        var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
+        policy.stored(events: 20, took: .milliseconds(10))
+        policy.stored(events: 3, took: .milliseconds(400))
+        #expect(policy.pageSize == 40)
     }
 }
