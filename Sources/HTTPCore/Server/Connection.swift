@@ -5,53 +5,30 @@ import Glibc
 
 /// One client connection: reads requests, runs them one at a time through the responder, and
 /// writes the answers in order (pipelined requests wait in the decoder). Lives on the loop thread.
+///
+/// What it does when is `ConnectionState`'s to decide; this class holds the socket, the decoder,
+/// the output queue and the tasks, and performs the decisions.
 final class Connection: EventLoopHandler {
-    private enum Phase {
-        /// Waiting for or reading a request, or answering one.
-        case open
-        /// The last response is out and our side is shut; unread input is drained briefly so the
-        /// kernel does not reset the connection before the client has read that response.
-        case lingering
-        case closed
-    }
-
-    private enum Deadline {
-        case none
-        case head(MonotonicTime)
-        case idle(MonotonicTime)
-        case write(MonotonicTime)
-        case linger(MonotonicTime)
-    }
-
     let fd: Int32
     let id: UInt64
     let peer: SocketAddress
     private unowned let server: HTTPServer
     private var decoder: HTTPRequestDecoder
     private var outbound = OutboundQueue()
-    private var phase = Phase.open
-    private var deadline = Deadline.none
+    private var state: ConnectionState
     private var interest: UInt32 = 0
+    /// The responder's task while `state.phase` is `.answering`.
     private var inFlight: Task<Void, Never>?
     /// What the task in flight is doing, as far as a client that stops sending is concerned.
     private var inFlightRequest: RequestInFlight?
-    /// The request's answer will come through this (`HTTPResponse.held`); no task waits for it.
+    /// The request's answer will come through this while `state.phase` is `.held`.
     private var held: HeldResponse?
-    private var inFlightIsHead = false
     /// The finishing step of the request being answered (`HTTPResponder.finishing(for:)`).
     private var finishing = ResponseFinishing.none
-    private var closeAfterFlush = false
-    private var lingerAfterFlush = false
-    private var requestsServed = 0
-    /// The client has sent all it will (it half-closed, or it is gone): what it asked in full is
-    /// still answered, then the connection closes. Only a held request is abandoned at once.
-    private var peerFinishedSending = false
-    /// The producer of a streamed body being sent (``StreamedBody``), and its write that waits
-    /// for the client to catch up.
+    /// The producer of a streamed body while `state.phase` is `.streaming` (``StreamedBody``), and
+    /// its write that waits for the client to catch up.
     private var streaming: Task<Void, Never>?
     private var streamWaiter: CheckedContinuation<Void, any Error>?
-    private var streamIsChunked = false
-    private var closeWhenStreamEnds = false
     private var streamWaiterCounted = false
 
     /// Stop parsing ahead once this much output waits for a slow reader.
@@ -65,12 +42,14 @@ final class Connection: EventLoopHandler {
         self.peer = peer
         self.server = server
         self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
-        // A client that connects means to send a request: the head timeout runs from now.
-        deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
+        let configuration = server.configuration
+        state = ConnectionState(timeouts: .init(head: configuration.headTimeout, idle: configuration.idleTimeout, write: configuration.writeTimeout),
+                                acceptedAt: configuration.clock())
     }
 
-    var isIdle: Bool { inFlight == nil && held == nil && streaming == nil && outbound.isEmpty && !decoder.hasPartialRequest }
-    var hasRequestInFlight: Bool { inFlight != nil || held != nil || streaming != nil }
+    var hasRequestInFlight: Bool { state.hasRequestInFlight }
+
+    private var now: MonotonicTime { server.configuration.clock() }
 
     func start() throws {
         interest = CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP
@@ -87,19 +66,19 @@ final class Connection: EventLoopHandler {
         if events & (CSHIMS_EPOLLIN | CSHIMS_EPOLLRDHUP | CSHIMS_EPOLLHUP) != 0 {
             readAvailable()
         }
-        if phase != .closed && events & CSHIMS_EPOLLOUT != 0 {
+        if state.phase != .closed && events & CSHIMS_EPOLLOUT != 0 {
             flush()
         }
     }
 
     private func readAvailable() {
         var total = 0
-        while phase != .closed {
+        while state.phase != .closed {
             let (count, filled) = server.loop.withReadBuffer { buffer in
                 // `recv`, not `read`: a socket needs none of the file layer `read` passes through (2 % of
                 // the CPU per answer under 5,000 polls, perf), as nginx does.
                 let count = Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
-                if count > 0 && phase == .open {
+                if count > 0 && state.isOpen {
                     decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 }
                 return (count, count == buffer.count)
@@ -114,7 +93,7 @@ final class Connection: EventLoopHandler {
                 continue
             }
             if count == 0 {
-                guard phase == .open else {
+                guard state.isOpen else {
                     abort()
                     return
                 }
@@ -130,7 +109,7 @@ final class Connection: EventLoopHandler {
             }
             break
         }
-        if phase == .open {
+        if state.isOpen {
             processInput()
         }
     }
@@ -139,8 +118,9 @@ final class Connection: EventLoopHandler {
     /// its sending side, as `printf ... | nc -N` does, still reads); a held request (a parked poll)
     /// is abandoned, so its holder learns the client is gone.
     private func peerFinished() {
-        peerFinishedSending = true
-        if held != nil || (inFlight != nil && inFlightRequest?.clientFinishedSending() == true) {
+        // Asked only while answering: the responder learns the client stopped sending.
+        let needsClient = state.phase == .answering && inFlightRequest?.clientFinishedSending() == true
+        if state.peerFinished(requestNeedsClient: needsClient) {
             abort()
             return
         }
@@ -153,8 +133,7 @@ final class Connection: EventLoopHandler {
 
     /// Starts the next buffered request if none is being answered.
     private func processInput() {
-        while phase == .open && inFlight == nil && held == nil && streaming == nil && !closeAfterFlush
-                && outbound.byteCount < Self.outboundHighWater {
+        while state.canStartRequest(outputBelowHighWater: outbound.byteCount < Self.outboundHighWater) {
             let event: HTTPRequestDecoder.Event?
             do {
                 event = try decoder.next()
@@ -164,9 +143,7 @@ final class Connection: EventLoopHandler {
                 return
             }
             guard let event else {
-                if peerFinishedSending {
-                    // Nothing more will come: close once what is written has gone out.
-                    closeAfterFlush = true
+                if state.inputExhausted() {
                     flush()
                     return
                 }
@@ -185,7 +162,7 @@ final class Connection: EventLoopHandler {
     }
 
     private func dispatch(_ request: HTTPRequest) {
-        inFlightIsHead = request.method == "HEAD"
+        state.requestStarted(isHead: request.method == "HEAD")
         finishing = server.responder.finishing(for: request)
         let keepAlive = request.keepAlive
         let isHTTP10 = request.version == .http1_0
@@ -218,7 +195,7 @@ final class Connection: EventLoopHandler {
 
     /// Called on the loop thread when the responder has answered the request in flight.
     private func finish(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
-        guard phase == .open, inFlight != nil else { return }
+        guard state.phase == .answering, inFlight != nil else { return }
         inFlight = nil
         inFlightRequest = nil
         answer(response, keepAlive: keepAlive, isHTTP10: isHTTP10)
@@ -227,7 +204,7 @@ final class Connection: EventLoopHandler {
     /// Writes the answer to the current request, or waits for it when it is held.
     private func answer(_ response: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
         if case .held(let heldResponse) = response.disposition {
-            if peerFinishedSending {
+            guard state.answerHeld() else {
                 // Nobody is left to hear it later: the holder learns so now.
                 heldResponse.abandon()
                 abort()
@@ -257,7 +234,7 @@ final class Connection: EventLoopHandler {
 
     /// The answer to a held request has come.
     private func deliverHeld(_ answer: HTTPResponse, keepAlive: Bool, isHTTP10: Bool) {
-        guard phase == .open, held != nil else { return }
+        guard state.phase == .held, held != nil else { return }
         held = nil
         var answer = answer
         if case .held = answer.disposition {
@@ -270,7 +247,7 @@ final class Connection: EventLoopHandler {
         var response = response
         if response.encoded == nil { finishing.apply(to: &response) }
         finishing = .none
-        requestsServed += 1
+        let omitBody = state.answeringHead
         switch response.disposition {
         case .normal, .held:
             break
@@ -281,27 +258,25 @@ final class Connection: EventLoopHandler {
             abort()
             return
         case .truncate(let bytes):
-            let encoded = server.encoder.encode(response, omitBody: inFlightIsHead, close: true).flatMap { $0 }
+            let encoded = server.encoder.encode(response, omitBody: omitBody, close: true).flatMap { $0 }
             outbound.append(Array(encoded.prefix(max(0, bytes))))
-            closeAfterFlush = true
+            state.answerQueued(close: true)
             flush()
             return
         }
         let close = !keepAlive || server.isShuttingDown
         server.recordResponse(status: response.status.code)
-        if let encoded = response.encoded, !close, !isHTTP10, !inFlightIsHead {
+        if let encoded = response.encoded, !close, !isHTTP10, !omitBody {
             outbound.append(encoded)  // shared bytes: nothing is encoded or copied per connection
         } else {
-            for chunk in server.encoder.encode(response, omitBody: inFlightIsHead, close: close,
+            for chunk in server.encoder.encode(response, omitBody: omitBody, close: close,
                                                http10KeepAlive: isHTTP10 && !close) {
                 outbound.append(chunk)
             }
         }
-        if close { closeAfterFlush = true }
+        state.answerQueued(close: close)
         flush()
-        if phase == .open && !closeAfterFlush {
-            processInput()
-        }
+        processInput()
     }
 
     // MARK: Streamed bodies
@@ -312,16 +287,15 @@ final class Connection: EventLoopHandler {
         let close = !keepAlive || server.isShuttingDown || isHTTP10
         server.recordResponse(status: response.status.code)
         var head: [UInt8] = []
-        let bodyFollows = server.encoder.encodeStreamedHead(response, chunked: !isHTTP10, close: close, into: &head) && !inFlightIsHead
+        let bodyFollows = server.encoder.encodeStreamedHead(response, chunked: !isHTTP10, close: close, into: &head) && !state.answeringHead
         outbound.append(head)
         guard bodyFollows else {
-            if close { closeAfterFlush = true }
+            state.answerQueued(close: close)
             flush()
-            if phase == .open && !closeAfterFlush { processInput() }
+            processInput()
             return
         }
-        streamIsChunked = !isHTTP10
-        closeWhenStreamEnds = close
+        state.streamStarted(chunked: !isHTTP10, close: close)
         let writer = BodyWriter(server: server, fd: fd, connectionID: id)
         let server = self.server, fd = self.fd, id = self.id
         streaming = Task(executorPreference: server.loop) {
@@ -341,11 +315,11 @@ final class Connection: EventLoopHandler {
     /// A piece of the streamed body from its producer (on the loop thread). The producer goes on
     /// when little of the body is left waiting for the client.
     func appendStreamed(_ bytes: [UInt8], resumeWhenReady waiter: CheckedContinuation<Void, any Error>) {
-        guard phase == .open, streaming != nil, streamWaiter == nil else {
+        guard case .streaming(let chunked) = state.phase, streaming != nil, streamWaiter == nil else {
             waiter.resume(throwing: BodyWriterClosed())
             return
         }
-        if streamIsChunked {
+        if chunked {
             outbound.append(ResponseEncoder.chunkHeader(bytes.count))
             outbound.append(bytes)
             outbound.append(ResponseEncoder.chunkTrailer)
@@ -377,8 +351,9 @@ final class Connection: EventLoopHandler {
     /// The producer returned (the body is complete) or threw (it is cut off: the client must not
     /// take a part for the whole).
     private func streamEnded(failure: (any Error)?) {
-        guard phase == .open, streaming != nil else { return }
+        guard case .streaming(let chunked) = state.phase, streaming != nil else { return }
         streaming = nil
+        state.streamEnded()
         if let failure {
             if !(failure is BodyWriterClosed || failure is CancellationError) {
                 server.log.error("\(peer): a streamed body failed: \(failure)")
@@ -386,10 +361,9 @@ final class Connection: EventLoopHandler {
             abort()
             return
         }
-        if streamIsChunked { outbound.append(ResponseEncoder.lastChunk) }
-        if closeWhenStreamEnds { closeAfterFlush = true }
+        if chunked { outbound.append(ResponseEncoder.lastChunk) }
         flush()
-        if phase == .open && !closeAfterFlush { processInput() }
+        processInput()
     }
 
     /// Stops a streamed body's producer: its pending or next write throws.
@@ -401,7 +375,7 @@ final class Connection: EventLoopHandler {
 
     /// Answers with `response` and closes once it is written; used for errors the core answers itself.
     func respondAndClose(_ response: HTTPResponse, linger: Bool) {
-        guard phase == .open else { return }
+        guard state.isOpen else { return }
         var response = response
         server.responder.finishing(for: nil).apply(to: &response)
         inFlight?.cancel()
@@ -413,8 +387,7 @@ final class Connection: EventLoopHandler {
         for chunk in server.encoder.encode(response, omitBody: false, close: true) {
             outbound.append(chunk)
         }
-        closeAfterFlush = true
-        lingerAfterFlush = linger
+        state.respondedAndClosing(linger: linger)
         flush()
     }
 
@@ -426,10 +399,7 @@ final class Connection: EventLoopHandler {
         case .done:
             break
         case .wouldBlock:
-            // The timeout is for a client that reads nothing: any progress starts it again.
-            if case .write = deadline, outbound.byteCount == waiting {} else {
-                deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
-            }
+            state.outputBlocked(progressed: outbound.byteCount != waiting, now: now)
             resumeStreamIfReady()
             updateInterest()
             return
@@ -438,80 +408,51 @@ final class Connection: EventLoopHandler {
             return
         }
         resumeStreamIfReady()
-        if closeAfterFlush && streaming == nil {
-            if lingerAfterFlush {
-                startLingering()
-            } else {
-                close()
-            }
-            return
+        switch state.outputWritten() {
+        case .carryOn:
+            updateDeadline()
+            updateInterest()
+        case .close:
+            close()
+        case .startLingering:
+            state.startLingering(now: now)
+            shutdown(fd, Int32(SHUT_WR))
+            updateInterest()
         }
-        updateDeadline()
-        updateInterest()
-    }
-
-    private func startLingering() {
-        phase = .lingering
-        shutdown(fd, Int32(SHUT_WR))
-        deadline = .linger(MonotonicTime.now + .seconds(2))
-        updateInterest()
     }
 
     // MARK: Deadlines and interest
 
     private func updateDeadline() {
-        guard phase == .open else { return }
-        if !outbound.isEmpty {
-            if case .write = deadline { return }
-            deadline = .write(MonotonicTime.now + server.configuration.writeTimeout)
-        } else if inFlight != nil || held != nil || streaming != nil {
-            deadline = .none
-        } else if decoder.hasPartialRequest {
-            if case .head = deadline { return }
-            deadline = .head(MonotonicTime.now + server.configuration.headTimeout)
-        } else {
-            if case .idle = deadline { return }
-            // Before its first request a connection keeps the head timeout it got when it was accepted.
-            if case .head = deadline, requestsServed == 0 { return }
-            deadline = .idle(MonotonicTime.now + server.configuration.idleTimeout)
-        }
+        state.updateDeadline(now: now, outputPending: !outbound.isEmpty, partialRequest: decoder.hasPartialRequest)
     }
 
     private func updateInterest() {
-        guard phase != .closed else { return }
-        var wanted: UInt32 = 0
-        if !peerFinishedSending || phase == .lingering {
-            wanted = CSHIMS_EPOLLRDHUP
-            // Stop reading while a request is answered and enough is buffered behind it (back-pressure);
-            // EPOLLRDHUP still tells us if the client leaves.
-            if phase == .lingering || decoder.bufferedByteCount <= pipelineLimit {
-                wanted |= CSHIMS_EPOLLIN
-            }
-        }
-        if !outbound.isEmpty {
-            wanted |= CSHIMS_EPOLLOUT
-        }
-        if wanted != interest {
-            interest = wanted
-            server.loop.modify(fd, events: wanted)
+        guard state.phase != .closed else { return }
+        let wanted = state.interest(outputPending: !outbound.isEmpty, inputBelowPipelineLimit: decoder.bufferedByteCount <= pipelineLimit)
+        var events: UInt32 = 0
+        if wanted.read { events |= CSHIMS_EPOLLIN }
+        if wanted.peerHangUp { events |= CSHIMS_EPOLLRDHUP }
+        if wanted.write { events |= CSHIMS_EPOLLOUT }
+        if events != interest {
+            interest = events
+            server.loop.modify(fd, events: events)
         }
     }
 
     /// Called by the server's periodic sweep.
     func checkDeadline(now: MonotonicTime) {
-        switch deadline {
-        case .none:
+        switch state.expiry(now: now) {
+        case nil:
             return
-        case .head(let time) where time <= now:
+        case .requestTimeout:
             server.log.debug("\(peer): request head timed out")
             respondAndClose(server.configuration.errorResponse(.requestTimeout, "the request did not arrive in time"),
                             linger: true)
-        case .idle(let time) where time <= now:
+        case .close:
             close()
-        case .write(let time) where time <= now, .linger(let time) where time <= now:
+        case .abort:
             abort()
-        default:
-            return
         }
     }
 
@@ -519,15 +460,8 @@ final class Connection: EventLoopHandler {
 
     /// Closes gracefully during shutdown: now if idle, otherwise after the response in flight.
     func closeWhenIdle() {
-        if streaming != nil {
-            closeWhenStreamEnds = true
-        } else if isIdle && phase == .open {
+        if state.closeWhenIdle(outputPending: !outbound.isEmpty) {
             close()
-        } else {
-            closeAfterFlush = true
-            if inFlight == nil && held == nil && outbound.isEmpty {
-                close()
-            }
         }
     }
 
@@ -549,8 +483,8 @@ final class Connection: EventLoopHandler {
     }
 
     private func close() {
-        guard phase != .closed else { return }
-        phase = .closed
+        guard state.phase != .closed else { return }
+        state.closed()
         stopStreaming()
         server.loop.deregister(fd)
         Glibc.close(fd)

@@ -27,8 +27,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
     private var listenFD: Int32
     private var connections = DescriptorTable<Connection>()
     private var nextConnectionID: UInt64 = 1
-    private(set) var isShuttingDown = false
-    private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+    private var lifecycle = Lifecycle.serving
     private var sweepTimer: TimerHeap.ID?
     private var spareFD: Int32 = -1
     private var lastOverloadLog = MonotonicTime(nanoseconds: 0)
@@ -59,43 +58,80 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         counters.withLock { $0 }
     }
 
+    /// Where the server is in its life.
+    private enum Lifecycle {
+        case serving
+        /// No connection is accepted; those open close as they finish (`stage`). The callers of
+        /// ``shutdown(gracePeriod:)`` wait until the last has closed.
+        case stopping(ShutdownStage, waiters: [CheckedContinuation<Void, Never>])
+        case stopped
+    }
+
+    /// The steps of a shutdown, each harder on the requests still open than the one before.
+    private enum ShutdownStage {
+        /// Requests in flight are answered; idle connections are closed.
+        case draining
+        /// The requests still running are cancelled (their responders see task cancellation and
+        /// may still answer).
+        case cancelling
+        /// Every connection left is closed.
+        case aborting
+    }
+
+    /// Shutting down: answers say `Connection: close`.
+    var isShuttingDown: Bool {
+        if case .serving = lifecycle { false } else { true }
+    }
+
     /// Stops accepting, lets requests in flight finish for up to `gracePeriod`, then cancels the
     /// ones still running (their responders see task cancellation and may still answer), and
     /// closes every connection no later than half a second after that.
     public func shutdown(gracePeriod: Duration = .seconds(1)) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
-                shutdownWaiters.append(continuation)
-                guard !isShuttingDown else {
+                switch lifecycle {
+                case .stopped:
+                    continuation.resume()
+                case .stopping(let stage, let waiters):
+                    lifecycle = .stopping(stage, waiters: waiters + [continuation])
+                case .serving:
+                    lifecycle = .stopping(.draining, waiters: [continuation])
+                    if listenFD >= 0 {
+                        loop.deregister(listenFD)
+                        close(listenFD)
+                        listenFD = -1
+                    }
+                    for connection in connections.values {
+                        connection.closeWhenIdle()
+                    }
+                    loop.schedule(after: gracePeriod) { [self] in advanceShutdown(to: .cancelling) }
                     finishShutdownIfDone()
-                    return
                 }
-                isShuttingDown = true
-                if listenFD >= 0 {
-                    loop.deregister(listenFD)
-                    close(listenFD)
-                    listenFD = -1
-                }
-                for connection in connections.values {
-                    connection.closeWhenIdle()
-                }
-                loop.schedule(after: gracePeriod) { [self] in
-                    for connection in connections.values where connection.hasRequestInFlight {
-                        connection.cancelInFlight()
-                    }
-                    loop.schedule(after: .milliseconds(500)) { [self] in
-                        for connection in connections.values {
-                            connection.abort()
-                        }
-                    }
-                }
-                finishShutdownIfDone()
+            }
+        }
+    }
+
+    private func advanceShutdown(to stage: ShutdownStage) {
+        guard case .stopping(_, let waiters) = lifecycle else { return }
+        lifecycle = .stopping(stage, waiters: waiters)
+        switch stage {
+        case .draining:
+            break
+        case .cancelling:
+            for connection in connections.values where connection.hasRequestInFlight {
+                connection.cancelInFlight()
+            }
+            loop.schedule(after: .milliseconds(500)) { [self] in advanceShutdown(to: .aborting) }
+        case .aborting:
+            for connection in connections.values {
+                connection.abort()
             }
         }
     }
 
     private func finishShutdownIfDone() {
-        guard isShuttingDown, connections.isEmpty else { return }
+        guard case .stopping(_, let waiters) = lifecycle, connections.isEmpty else { return }
+        lifecycle = .stopped
         if spareFD >= 0 {
             close(spareFD)
             spareFD = -1
@@ -104,8 +140,6 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
             loop.cancelTimer(sweepTimer)
             self.sweepTimer = nil
         }
-        let waiters = shutdownWaiters
-        shutdownWaiters = []
         waiters.forEach { $0.resume() }
     }
 
@@ -172,7 +206,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         counters.withLock { $0.connectionsRefused += 1 }
         recordResponse(status: 503)
         refusedSinceLastLog += 1
-        let now = MonotonicTime.now
+        let now = configuration.clock()
         if now.nanoseconds - lastOverloadLog.nanoseconds >= 1_000_000_000 {
             log.warning("refused \(refusedSinceLastLog) connection(s) with 503: \(reason)")
             lastOverloadLog = now
@@ -208,7 +242,7 @@ public final class HTTPServer: EventLoopHandler, @unchecked Sendable {
         guard sweepTimer == nil else { return }
         sweepTimer = loop.schedule(after: configuration.timerResolution) { [self] in
             sweepTimer = nil
-            let now = MonotonicTime.now
+            let now = configuration.clock()
             for connection in connections.values {
                 connection.checkDeadline(now: now)
             }

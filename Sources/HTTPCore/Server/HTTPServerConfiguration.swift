@@ -20,6 +20,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var timerResolution: Duration
     /// How responses the core makes on its own (400, 408, 413, 431, 500, 503, ...) look.
     public var errorResponse: @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse
+    /// The time that deadlines are set and checked by (`ConnectionState` decides with it).
+    public var clock: @Sendable () -> MonotonicTime
 
     public init(
         host: String = "127.0.0.1",
@@ -32,7 +34,8 @@ public struct HTTPServerConfiguration: Sendable {
         timerResolution: Duration = .seconds(1),
         errorResponse: @escaping @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse = { status, _ in
             .text("\(status.code) \(status.reason)\n", status: status)
-        }
+        },
+        clock: @escaping @Sendable () -> MonotonicTime = { .now }
     ) {
         self.host = host
         self.port = port
@@ -43,6 +46,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxConnections = maxConnections ?? Self.defaultMaxConnections()
         self.timerResolution = timerResolution
         self.errorResponse = errorResponse
+        self.clock = clock
     }
 
     /// The open-file limit less a reserve for the store, logs and the upstream client.
