@@ -2,11 +2,10 @@ import Foundation
 
 /// The one place open errors live, with their attempters and the attempts made on them.
 ///
-/// Which errors are open is decided here, by cause, and only by their owners: whoever raises a
-/// cause (the engine, through `raise` and `resolve`) opens and closes it. An attempt's answer
-/// updates an error whose cause is still open, and opens an error of its own making only while
-/// the error it came from is open (`UserFacingError.origin`); it never reopens a cause that was
-/// closed while the attempt ran. Closing an error closes those that came from it.
+/// Which errors are open is decided by cause, and only by their owners: whoever raises a cause
+/// (the engine, through `raise` and `resolve`) opens and closes it. What raising, resolving and an
+/// attempt's result do to the open errors is `OpenErrors`'s to decide (a value); this actor keeps
+/// it, tells the presenter what changed, and runs the attempts:
 ///
 /// - A repeating cause (same `causeKey`) updates the open error instead of stacking copies.
 /// - An attempt lasts at least `minimumAttemptDuration` on the injected clock, so a retry that
@@ -60,11 +59,9 @@ public actor ErrorRegistry {
         var joiners: [CheckedContinuation<AttemptAnswer, Never>] = []
     }
 
-    private var open: [String: UserFacingError] = [:]
-    private var order: [String] = []
+    private var errors: OpenErrors
     private var running: [String: Running] = [:]
     private var answers: [String: (answer: AttemptAnswer, at: ContinuousClock.Instant)] = [:]
-    private var history: [ProblemRecord] = []
     private let presenter: any ErrorPresenter
     /// Runs the options of every error opened here.
     private let attempter: any RecoveryAttempter
@@ -73,7 +70,7 @@ public actor ErrorRegistry {
     public let minimumAttemptDuration: Duration
     public let attemptDeadline: Duration
     public let replayWindow: Duration
-    public let historyLimit = 20
+    public var historyLimit: Int { errors.historyLimit }
 
     public init(presenter: any ErrorPresenter, attempter: any RecoveryAttempter, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() },
                 minimumAttemptDuration: Duration = .milliseconds(400), attemptDeadline: Duration = .seconds(30),
@@ -85,56 +82,35 @@ public actor ErrorRegistry {
         self.minimumAttemptDuration = minimumAttemptDuration
         self.attemptDeadline = attemptDeadline
         self.replayWindow = replayWindow
+        self.errors = OpenErrors(historyLimit: 20)
     }
 
-    /// Opens `error`, or updates the open error with the same cause (keeping its id, its creation
-    /// time, its origin and, unless `error` brings its own, the note of its last failed attempt).
+    /// Opens `error`, or updates the open error with the same cause (`OpenErrors.raise`).
     /// Returns the error as open.
     @discardableResult
     public func raise(_ error: UserFacingError) async -> UserFacingError {
-        var error = error
-        if let existing = openError(causeKey: error.causeKey) {
-            error.id = existing.id
-            error.createdAt = existing.createdAt
-            error.origin = error.origin ?? existing.origin
-            if error.lastFailedAttempt == nil { error.lastFailedAttempt = existing.lastFailedAttempt }
-            if existing == error { return error }
-            updateRecord(error.id) { $0.title = error.title }
-        } else {
-            order.append(error.id)
-            history.append(ProblemRecord(errorID: error.id, kind: error.kind, title: error.title, raisedAt: error.createdAt))
-            if history.count > historyLimit { history.removeFirst(history.count - historyLimit) }
-        }
-        open[error.id] = error
-        await presenter.present(error)
-        return error
+        let (shown, changes) = errors.raise(error)
+        await perform(changes)
+        return shown
     }
 
     /// Closes the error with this cause, if open (and the errors that came from it).
     public func resolve(causeKey: String) async {
-        guard let error = openError(causeKey: causeKey) else { return }
-        await resolve(id: error.id)
+        await perform(errors.resolve(causeKey: causeKey, at: now()))
     }
 
     /// Closes this error, if open, and the errors that came from it.
     public func resolve(id: String) async {
-        guard let closed = open.removeValue(forKey: id) else { return }
-        order.removeAll { $0 == id }
-        let at = now()
-        updateRecord(id) { $0.resolvedAt = at }
-        await presenter.dismiss(closed)
-        for child in order.compactMap({ open[$0] }) where child.origin == closed.causeKey {
-            await resolve(id: child.id)
-        }
+        await perform(errors.resolve(id: id, at: now()))
     }
 
     /// Open errors, oldest first.
     public func openErrors() -> [UserFacingError] {
-        order.compactMap { open[$0] }
+        errors.all
     }
 
     public func error(id: String) -> UserFacingError? {
-        open[id]
+        errors[id: id]
     }
 
     /// The attempts running now, by error id.
@@ -144,7 +120,7 @@ public actor ErrorRegistry {
 
     /// The last `historyLimit` errors, open or resolved, newest first, with their attempts.
     public func recentProblems() -> [ProblemRecord] {
-        history.reversed()
+        errors.history.reversed()
     }
 
     /// Runs the option posted as `postedOption` (one of the error's option ids, or the contract's
@@ -161,7 +137,7 @@ public actor ErrorRegistry {
             guard runningErrorID == errorID, attempt.attempt.postedOption == postedOption else { throw .keyReusedForAnotherOption }
             return await withCheckedContinuation { running[errorID]?.joiners.append($0) }
         }
-        guard let shown = open[errorID] else { throw .unknownError }
+        guard let shown = errors[id: errorID] else { throw .unknownError }
         guard let option = shown.option(posted: postedOption) else { throw .unknownOption }
         guard running[errorID] == nil else { throw .attemptRunning }
         let attemptID = "a" + UserFacingError.makeID().dropFirst()
@@ -175,61 +151,27 @@ public actor ErrorRegistry {
         async let floor: Void = { _ = try? await clock.sleep(for: minimum) }()
         let result = await outcome(of: option, for: shown, input: input, before: attemptDeadline)
         await floor
-        let (answer, reason) = await settle(result, of: option, posted: postedOption, on: shown, attemptID: attemptID)
-
+        let settled = errors.settle(result, of: option, on: shown, at: now())
+        let answer = AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, postedOption: postedOption,
+                                   status: settled.status, error: settled.shown, summary: settled.summary)
+        errors.record(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: now(), reason: settled.reason,
+                                    summary: answer.summary), on: errorID)
+        await perform(settled.changes)
         let joiners = running.removeValue(forKey: errorID)?.joiners ?? []
         answers[idempotencyKey] = (answer, ContinuousClock.now)
-        let at = now()
-        updateRecord(errorID) {
-            $0.attempts.append(AttemptRecord(optionID: option.id, optionTitle: option.title, status: answer.status, at: at, reason: reason,
-                                             summary: answer.summary))
-        }
         await presenter.attemptChanged(AttemptProgress(errorID: errorID, errorKind: shown.kind, attemptID: attemptID, optionID: option.id,
-                                                       optionTitle: option.title, status: answer.status, reason: reason, summary: answer.summary))
+                                                       optionTitle: option.title, status: answer.status, reason: settled.reason, summary: answer.summary))
         joiners.forEach { $0.resume(returning: answer) }
         return answer
     }
 
-    /// What an attempter's result means for the open errors, and the answer it makes; with the
-    /// reason it did not help, for the record.
-    private func settle(_ result: AttemptResult, of option: RecoveryOption, posted: String, on attempted: UserFacingError,
-                        attemptID: String) async -> (AttemptAnswer, reason: String?) {
-        let errorID = attempted.id
-        func answer(_ status: AttemptStatus, _ error: UserFacingError?, _ summary: String? = nil) -> AttemptAnswer {
-            AttemptAnswer(attemptID: attemptID, errorID: errorID, optionID: option.id, postedOption: posted, status: status, error: error,
-                          summary: summary)
-        }
-        switch result {
-        case .recovered(let summary):
-            await resolve(id: errorID)
-            return (answer(.recovered, nil, summary), nil)
-        case .setAside(let kept?, let summary) where kept.causeKey == attempted.causeKey:
-            // Kept in another form (a banner), if its owner has not closed it meanwhile.
-            let shown = openError(causeKey: kept.causeKey) == nil ? nil : await raise(kept)
-            return (answer(.dismissed, shown, summary), nil)
-        case .setAside(_, let summary):
-            await resolve(id: errorID)
-            return (answer(.dismissed, nil, summary), nil)
-        case .failed(var next):
-            let reason = next.lastFailedAttempt?.reason ?? next.detail
-            if next.causeKey == attempted.causeKey {
-                next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: now(), reason: reason)
-            } else {
-                // Another error now (a declined purchase): it says what happened itself; the
-                // attempt's reason goes to the record.
-                next.lastFailedAttempt = nil
+    /// Tells the presenter what changed, in order.
+    private func perform(_ changes: [OpenErrors.Change]) async {
+        for change in changes {
+            switch change {
+            case .present(let error): await presenter.present(error)
+            case .dismiss(let error): await presenter.dismiss(error)
             }
-            let shown: UserFacingError?
-            if openError(causeKey: next.causeKey) != nil {
-                shown = await raise(next)
-            } else if next.causeKey != attempted.causeKey, let origin = next.origin, openError(causeKey: origin) != nil {
-                // An error of the attempt's own making, beside the one it came from.
-                shown = await raise(next)
-            } else {
-                // Its owner closed it while the attempt ran (or never opened it): an answer opens nothing.
-                shown = nil
-            }
-            return (answer(.failed, shown), reason)
         }
     }
 
@@ -257,18 +199,9 @@ public actor ErrorRegistry {
             return result
         case .deadline:
             let seconds = deadline.components.seconds
-            let current = open[error.id] ?? error
+            let current = errors[id: error.id] ?? error
             return .failed(current.failing(because: "There was no outcome within \(seconds) seconds. Syncing goes on trying by itself."))
         }
-    }
-
-    private func openError(causeKey: String) -> UserFacingError? {
-        order.lazy.compactMap { self.open[$0] }.first { $0.causeKey == causeKey }
-    }
-
-    private func updateRecord(_ errorID: String, _ change: (inout ProblemRecord) -> Void) {
-        guard let index = history.lastIndex(where: { $0.errorID == errorID }) else { return }
-        change(&history[index])
     }
 
     private func forgetOldAnswers() {
