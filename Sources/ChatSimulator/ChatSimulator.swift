@@ -25,11 +25,15 @@ public actor ChatSimulator {
         var primaryAfter: Int64
         var linkedAfter: Int64?
         var held: HeldResponse
+        /// The connection it came on, cut when the simulated network goes offline.
+        var connection: UInt64
         /// When it is answered with nothing (`{}`) if no message came.
         var deadline: ContinuousClock.Instant
     }
 
     public let configuration: SimulatorConfiguration
+    /// The answers its faults cut (`offline`, `drop`), for the server it answers on.
+    public nonisolated let wireFaults = WireFaults()
     private var random: SeededGenerator
     private let primaryUserId: Int64
     private let log = Logger("simulator")
@@ -175,7 +179,7 @@ public actor ChatSimulator {
     /// Answers an upstream call. With `mayHold` false a poll with nothing new is answered at
     /// once instead of held: a fault that spoils answers shows on the next poll, not at the end
     /// of a 25-second hold.
-    func upstream(_ request: HTTPRequest, mayHold: Bool = true) -> Outcome {
+    func upstream(_ request: HTTPRequest, connection: UInt64, mayHold: Bool = true) -> Outcome {
         switch (request.method, String(request.path)) {
         case ("POST", "/v1/session"):
             return .respond(createSession())
@@ -184,7 +188,7 @@ public actor ChatSimulator {
             return .respond(Self.json(LastMessageInfo(primaryLastId: lastID(of: primaryUserId),
                                                       linkedLastId: linkedUserId.map(lastID(of:)))))
         case ("GET", "/v1/messages"):
-            return messages(request, mayHold: mayHold)
+            return messages(request, connection: connection, mayHold: mayHold)
         case ("POST", "/v1/storage/purchase"):
             return .respond(purchase(request, declined: false))
         default:
@@ -210,7 +214,7 @@ public actor ChatSimulator {
         return tokens.contains(token) ? token : nil
     }
 
-    private func messages(_ request: HTTPRequest, mayHold: Bool) -> Outcome {
+    private func messages(_ request: HTTPRequest, connection: UInt64, mayHold: Bool) -> Outcome {
         guard let token = authorized(request) else { return .respond(Self.error(.unauthorized, "token expired")) }
         guard let primaryAfter = Int64(request.queryValue("primaryAfter") ?? "0") else {
             return .respond(Self.error(.badRequest, "primaryAfter must be an id"))
@@ -234,7 +238,7 @@ public actor ChatSimulator {
             Task { await self?.forgetPoll(id) }
         })
         let deadline = ContinuousClock.now + hold
-        polls[id] = HeldPoll(token: token, primaryAfter: primaryAfter, linkedAfter: linkedAfter, held: held, deadline: deadline)
+        polls[id] = HeldPoll(token: token, primaryAfter: primaryAfter, linkedAfter: linkedAfter, held: held, connection: connection, deadline: deadline)
         expireHolds(at: deadline)
         return .hold(held)
     }
@@ -428,8 +432,9 @@ public actor ChatSimulator {
     public func setFaults(_ settings: FaultSettings) {
         faults = settings
         if settings.mode == .offline {
-            for id in Array(polls.keys) {
-                finishPoll(id, with: .dropConnection)
+            for (id, poll) in polls {
+                wireFaults.cutNextAnswer(on: poll.connection, .beforeAnswer)
+                finishPoll(id, with: Self.json(MessagesAnswer(messages: [:])))
             }
         } else if settings.mode != .none && settings.mode != .decline {
             // A fault takes effect now, not when the held poll would have ended by itself: the

@@ -25,7 +25,7 @@ public struct SimulatorResponder: HTTPResponder {
         let fault = await simulator.drawFault(isPurchase: isPurchase, path: path)
         switch fault {
         case .offline:
-            return .dropConnection
+            return simulator.wireFaults.dropConnection(of: context)
         case .error500:
             return ChatSimulator.error(.internalServerError, "injected server error")
         case .decline:
@@ -42,16 +42,17 @@ public struct SimulatorResponder: HTTPResponder {
         var response: HTTPResponse
         // A spoiled answer comes at once, as from a captive portal or a broken proxy.
         let spoils = fault == .malformed || fault == .drop
-        switch await simulator.upstream(request, mayHold: !spoils) {
+        switch await simulator.upstream(request, connection: context.connectionID, mayHold: !spoils) {
         case .respond(let answer):
             response = answer
         case .hold(let held):
             guard let answer = await held.value() else {
-                return .dropConnection  // the client went away; nobody reads this
+                return simulator.wireFaults.dropConnection(of: context)  // the client went away; nobody reads this
             }
             response = answer
         }
-        guard response.disposition == .normal else { return response }
+        // A poll held until the network went offline is cut already.
+        guard simulator.wireFaults.pendingCut(on: context.connectionID) == nil else { return response }
         switch fault {
         case .malformed:
             if await simulator.useMalformedPage() {
@@ -62,7 +63,7 @@ public struct SimulatorResponder: HTTPResponder {
                 if response.body.count < 3 { response.body = Array("{\"messages\": [tru".utf8) }
             }
         case .drop:
-            response.disposition = .truncate(afterBytes: await simulator.truncationPoint(for: response))
+            simulator.wireFaults.cutNextAnswer(on: context.connectionID, .after(bytes: await simulator.truncationPoint(for: response)))
         default:
             break
         }

@@ -11,7 +11,7 @@ public struct SimulatorServer: Sendable {
                              dataPath: String? = nil, loop: EventLoop) async throws -> SimulatorServer {
         let simulator = try dataPath.map { try ChatSimulator(configuration: configuration, dataPath: $0) } ?? ChatSimulator(configuration: configuration)
         // Held polls last up to 60 s; the idle timeout must not cut a connection between polls.
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(host: host, port: port), loop: loop)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(host: host, port: port, wireFaults: simulator.wireFaults), loop: loop)
         try await server.start(responder: SimulatorResponder(simulator: simulator))
         return SimulatorServer(simulator: simulator, server: server)
     }

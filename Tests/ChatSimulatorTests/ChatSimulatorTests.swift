@@ -14,10 +14,13 @@ struct ChatSimulatorTests {
         return HTTPRequest(method: method, target: target, headers: headers, body: Array(body.utf8))
     }
 
+    /// The connection every request here comes on.
+    static let connection: UInt64 = 1
+
     private func respond(_ simulator: ChatSimulator, _ request: HTTPRequest) async throws -> HTTPResponse {
         try await SimulatorResponder(simulator: simulator).respond(
             to: request, context: RequestContext(remoteAddress: SocketAddress(host: "127.0.0.1", port: 1),
-                                                 localAddress: SocketAddress(host: "127.0.0.1", port: 2), connectionID: 1))
+                                                 localAddress: SocketAddress(host: "127.0.0.1", port: 2), connectionID: Self.connection))
     }
 
     private func session(_ simulator: ChatSimulator) async throws -> UpstreamSession {
@@ -110,9 +113,9 @@ struct ChatSimulatorTests {
         let response = try await respond(simulator, request("GET", "/v1/messages?primaryAfter=0", token: token))
         switch mode {
         case .error500: #expect(response.status.code == 500)
-        case .offline: #expect(response.disposition == .abortConnection)
+        case .offline: #expect(simulator.wireFaults.pendingCut(on: Self.connection) == .beforeAnswer)
         case .malformed: #expect((try? JSONDecoder().decode(MessagesAnswer.self, from: Data(response.body))) == nil)
-        case .drop: if case .truncate = response.disposition {} else { Issue.record("expected a cut") }
+        case .drop: if case .after = simulator.wireFaults.pendingCut(on: Self.connection) {} else { Issue.record("expected a cut") }
         default: break
         }
     }

@@ -123,8 +123,9 @@ struct HTTPClientTests {
     }
 
     @Test func aConnectionCutBeforeTheAnswerIsLost() async throws {
-        let responder = ClosureResponder { _, _ in .dropConnection }
-        try await withServer(responder: responder) { server in
+        let faults = WireFaults()
+        let responder = ClosureResponder { _, context in faults.dropConnection(of: context) }
+        try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
             await #expect(throws: HTTPClientError.self) {
                 _ = try await client(server).send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
                                                   port: server.localAddress.port, timeout: .seconds(5))
@@ -133,12 +134,12 @@ struct HTTPClientTests {
     }
 
     @Test func aConnectionCutMidResponseIsLost() async throws {
-        let responder = ClosureResponder { _, _ in
-            var response = HTTPResponse.text(String(repeating: "x", count: 1000))
-            response.disposition = .truncate(afterBytes: 200)
-            return response
+        let faults = WireFaults()
+        let responder = ClosureResponder { _, context in
+            faults.cutNextAnswer(on: context.connectionID, .after(bytes: 200))
+            return HTTPResponse.text(String(repeating: "x", count: 1000))
         }
-        try await withServer(responder: responder) { server in
+        try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
             let http = try client(server)
             do {
                 _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
@@ -271,23 +272,24 @@ struct HTTPClientTests {
 
     /// Answers with the connection's id, but cuts every connection on its second request without
     /// a byte of answer (a server closing a kept connection as the request arrives).
-    private static func losingTheSecondRequestOnEachConnection() -> (ClosureResponder, RequestsPerConnection) {
+    private static func losingTheSecondRequestOnEachConnection() -> (ClosureResponder, RequestsPerConnection, HTTPServerConfiguration) {
         let seen = RequestsPerConnection()
+        let faults = WireFaults()
         let responder = ClosureResponder { _, context in
             let requestsOnIt = seen.counts.withLock { counts in
                 counts[context.connectionID, default: 0] += 1
                 return counts[context.connectionID]!
             }
-            return requestsOnIt == 2 ? .dropConnection : .text("\(context.connectionID)")
+            return requestsOnIt == 2 ? faults.dropConnection(of: context) : .text("\(context.connectionID)")
         }
-        return (responder, seen)
+        return (responder, seen, HTTPServerConfiguration(port: 0, wireFaults: faults))
     }
 
     /// The race keep-alive has: the server closes a kept connection just as a request goes out on
     /// it. The request is lost without a byte of answer and goes again on a new connection.
     @Test func aRequestLostOnAKeptConnectionGoesAgainOnANewOne() async throws {
-        let (responder, seen) = Self.losingTheSecondRequestOnEachConnection()
-        try await withServer(responder: responder) { server in
+        let (responder, seen, configuration) = Self.losingTheSecondRequestOnEachConnection()
+        try await withServer(configuration, responder: responder) { server in
             let http = try client(server)
             let first = try await get(http, server)
             let second = try await get(http, server)
@@ -299,8 +301,8 @@ struct HTTPClientTests {
     /// With two kept connections and the one taken found closed, the second try goes on a new
     /// connection: not on the other kept one, which may have been closed just the same.
     @Test func theSecondTryOfALostRequestTakesNoOtherKeptConnection() async throws {
-        let (responder, seen) = Self.losingTheSecondRequestOnEachConnection()
-        try await withServer(responder: responder) { server in
+        let (responder, seen, configuration) = Self.losingTheSecondRequestOnEachConnection()
+        try await withServer(configuration, responder: responder) { server in
             let http = try client(server)
             // POSTs without a key never take a kept connection: two connections, both kept after.
             let first = try await get(http, server, method: "POST"), second = try await get(http, server, method: "POST")
@@ -318,14 +320,15 @@ struct HTTPClientTests {
 
     @Test func aPostWithoutAnIdempotencyKeyIsNeverSentOnAKeptConnectionNorSentTwice() async throws {
         let posts = Mutex(0)
+        let faults = WireFaults()
         let responder = ClosureResponder { request, context in
             if request.method == "POST" {
                 posts.withLock { $0 += 1 }
-                return .dropConnection
+                return faults.dropConnection(of: context)
             }
             return .text("\(context.connectionID)")
         }
-        try await withServer(responder: responder) { server in
+        try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
             let http = try client(server)
             _ = try await get(http, server)
             #expect(await http.keptConnections() == 1)

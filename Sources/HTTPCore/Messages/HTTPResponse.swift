@@ -3,7 +3,7 @@ public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
-    /// How the connection ends; anything but `.normal` exists to simulate broken networks.
+    /// Written now, held for later, or streamed.
     public var disposition: Disposition = .normal
     /// The whole response, encoded once for any number of keep-alive HTTP/1.1 connections
     /// (see ``precomposed()``); a fan-out then writes the same bytes to every client.
@@ -12,10 +12,6 @@ public struct HTTPResponse: Sendable {
     public enum Disposition: Sendable, Equatable {
         /// Write the response; keep the connection if the request allows.
         case normal
-        /// Close the connection without writing anything, as a network that drops it would.
-        case abortConnection
-        /// Write only the first `bytes` bytes of the encoded response, then close.
-        case truncate(afterBytes: Int)
         /// The connection waits for `HeldResponse` to be completed and writes that instead.
         case held(HeldResponse)
         /// The head is written now and the body as its producer makes it (`body` is ignored).
@@ -23,8 +19,7 @@ public struct HTTPResponse: Sendable {
 
         public static func == (lhs: Disposition, rhs: Disposition) -> Bool {
             switch (lhs, rhs) {
-            case (.normal, .normal), (.abortConnection, .abortConnection): true
-            case let (.truncate(a), .truncate(b)): a == b
+            case (.normal, .normal): true
             case let (.held(a), .held(b)): a === b
             default: false  // two streamed bodies are never the same
             }
@@ -58,13 +53,6 @@ public struct HTTPResponse: Sendable {
                                 _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) -> HTTPResponse {
         var response = HTTPResponse(status: status, headers: headers)
         response.disposition = .streamed(StreamedBody(produce))
-        return response
-    }
-
-    /// A connection cut before any answer.
-    public static var dropConnection: HTTPResponse {
-        var response = HTTPResponse(status: .internalServerError)
-        response.disposition = .abortConnection
         return response
     }
 

@@ -248,20 +248,24 @@ final class Connection: EventLoopHandler {
         if response.encoded == nil { finishing.apply(to: &response) }
         finishing = .none
         let omitBody = state.answeringHead
+        switch server.configuration.wireFaults?.takeCut(on: id) {
+        case nil:
+            break
+        case .beforeAnswer:
+            abort()
+            return
+        case .after(let bytes):
+            let encoded = server.encoder.encode(response, omitBody: omitBody, close: true).flatMap { $0 }
+            outbound.append(Array(encoded.prefix(max(0, bytes))))
+            state.answerQueued(close: true)
+            flush()
+            return
+        }
         switch response.disposition {
         case .normal, .held:
             break
         case .streamed(let body):
             startStreaming(response, body, keepAlive: keepAlive, isHTTP10: isHTTP10)
-            return
-        case .abortConnection:
-            abort()
-            return
-        case .truncate(let bytes):
-            let encoded = server.encoder.encode(response, omitBody: omitBody, close: true).flatMap { $0 }
-            outbound.append(Array(encoded.prefix(max(0, bytes))))
-            state.answerQueued(close: true)
-            flush()
             return
         }
         let close = !keepAlive || server.isShuttingDown
@@ -486,6 +490,7 @@ final class Connection: EventLoopHandler {
         guard state.phase != .closed else { return }
         state.closed()
         stopStreaming()
+        server.configuration.wireFaults?.forget(id)
         server.loop.deregister(fd)
         Glibc.close(fd)
         server.connectionClosed(self)

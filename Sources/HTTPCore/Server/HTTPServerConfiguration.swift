@@ -22,6 +22,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var errorResponse: @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse
     /// The time that deadlines are set and checked by (`ConnectionState` decides with it).
     public var clock: @Sendable () -> MonotonicTime
+    /// Answers cut on purpose (a server that plays a broken network); nil: none ever is.
+    public var wireFaults: WireFaults?
 
     public init(
         host: String = "127.0.0.1",
@@ -35,7 +37,8 @@ public struct HTTPServerConfiguration: Sendable {
         errorResponse: @escaping @Sendable (_ status: HTTPStatus, _ detail: String) -> HTTPResponse = { status, _ in
             .text("\(status.code) \(status.reason)\n", status: status)
         },
-        clock: @escaping @Sendable () -> MonotonicTime = { .now }
+        clock: @escaping @Sendable () -> MonotonicTime = { .now },
+        wireFaults: WireFaults? = nil
     ) {
         self.host = host
         self.port = port
@@ -47,6 +50,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.timerResolution = timerResolution
         self.errorResponse = errorResponse
         self.clock = clock
+        self.wireFaults = wireFaults
     }
 
     /// The open-file limit less a reserve for the store, logs and the upstream client.
