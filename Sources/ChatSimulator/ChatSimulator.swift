@@ -37,7 +37,7 @@ public actor ChatSimulator {
     private var random: SeededGenerator
     private let primaryUserId: Int64
     private let log = Logger("simulator")
-    private var linkedUserId: Int64?
+    private(set) var linkedUserId: Int64?
     private var nextUserId: Int64
     private var messagesByUser: [Int64: [UpstreamMessage]] = [:]
     /// The JSON of each message, made once at publish time, in the same order as `messagesByUser`.
@@ -48,8 +48,8 @@ public actor ChatSimulator {
     /// timer task per poll, made and cancelled for every message, was 6 % of the CPU per message.
     private var holdExpiry: (task: Task<Void, Never>, at: ContinuousClock.Instant)?
     private var nextPollID: UInt64 = 1
-    private var faults = FaultSettings()
-    private var quota: Int64
+    private(set) var faults = FaultSettings()
+    private(set) var quota: Int64
     private var purchases: [String: Int64] = [:]
     private var purchaseCount = 0
     private var autoTask: Task<Void, Never>?
@@ -336,58 +336,7 @@ public actor ChatSimulator {
         return Self.json(Answer(storageQuotaBytes: quota))
     }
 
-    // MARK: Control (`/sim/...`)
-
-    func control(_ request: HTTPRequest) async -> HTTPResponse {
-        switch (request.method, String(request.path)) {
-        case ("POST", "/sim/messages"):
-            guard let body = PublishBody(json: request.body), (1...100_000).contains(body.count) else {
-                return Self.error(.badRequest, "body must be {\"account\": \"primary\"|\"linked\", \"count\": 1...100000, \"text\"?: s}")
-            }
-            guard let ids = publish(account: body.account, count: body.count, text: body.text) else {
-                return Self.error(.conflict, body.account == "linked" ? "no linked account is attached" : "unknown account")
-            }
-            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: PublishBody.answer(ids))
-        case ("POST", "/sim/auto"):
-            struct Body: Decodable { var perSecond: Double }
-            guard let body = Self.decode(Body.self, request), body.perSecond >= 0, body.perSecond <= 100_000 else {
-                return Self.error(.badRequest, "body must be {\"perSecond\": 0...100000}")
-            }
-            setAutoRate(body.perSecond)
-            return Self.json(["perSecond": body.perSecond])
-        case ("POST", "/sim/faults"):
-            struct Body: Decodable { var mode: FaultMode; var rate: Double?; var delayMs: Int? }
-            guard let body = Self.decode(Body.self, request), (0...1).contains(body.rate ?? 1), (0...60_000).contains(body.delayMs ?? 0) else {
-                let modes = FaultMode.allCases.map(\.rawValue).joined(separator: "|")
-                return Self.error(.badRequest, "body must be {\"mode\": \"\(modes)\", \"rate\"?: 0...1, \"delayMs\"?: 0...60000}")
-            }
-            setFaults(FaultSettings(mode: body.mode, rate: body.rate ?? 1, delay: body.delayMs.map { .milliseconds($0) }))
-            return Self.json(FaultsBody(mode: faults.mode, rate: faults.rate, delayMs: faults.delay.map { Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }))
-        case ("POST", "/sim/linked"):
-            struct Body: Decodable { var linked: Bool }
-            guard let body = Self.decode(Body.self, request) else {
-                return Self.error(.badRequest, "body must be {\"linked\": true|false}")
-            }
-            setLinked(body.linked)
-            return Self.json(["linkedUserId": linkedUserId])
-        case ("POST", "/sim/quota"):
-            struct Body: Decodable { var bytes: Int64 }
-            guard let body = Self.decode(Body.self, request), body.bytes >= 0 else {
-                return Self.error(.badRequest, "body must be {\"bytes\": n} with n >= 0")
-            }
-            setQuota(body.bytes)
-            return Self.json(["storageQuotaBytes": quota])
-        case ("POST", "/sim/expire-token"):
-            expireTokens()
-            return Self.json(["expired": true])
-        case ("GET", "/sim/sent"):
-            return Self.json(sent())
-        case ("GET", "/sim/stats"):
-            return Self.json(stats())
-        default:
-            return Self.error(.notFound, "no such control call")
-        }
-    }
+    // MARK: Control (see SimulatorControl)
 
     /// Publishes `count` messages; nil when the account does not exist. Returns their ids.
     @discardableResult
@@ -528,10 +477,6 @@ public actor ChatSimulator {
 
     static func error(_ status: HTTPStatus, _ message: String) -> HTTPResponse {
         json(["error": message], status: status)
-    }
-
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ request: HTTPRequest) -> Value? {
-        try? JSONDecoder().decode(type, from: Data(request.body.isEmpty ? Array("{}".utf8) : request.body))
     }
 
 }

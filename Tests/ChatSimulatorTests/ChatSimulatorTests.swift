@@ -104,6 +104,19 @@ struct ChatSimulatorTests {
         #expect(await simulator.stats().purchases == 1)
     }
 
+    @Test func controlCallsAreCommandsAndABadBodyIsRefusedWithWhatItMustBe() {
+        #expect(SimulatorCommand.parse(.messages, body: Array(#"{"account": "linked", "count": 2}"#.utf8))
+                == .success(.publish(account: "linked", count: 2, text: nil)))
+        #expect(SimulatorCommand.parse(.faults, body: Array(#"{"mode": "slow", "delayMs": 250}"#.utf8))
+                == .success(.setFaults(FaultSettings(mode: .slow, rate: 1, delay: .milliseconds(250)))))
+        guard case .failure(let refusal) = SimulatorCommand.parse(.quota, body: Array(#"{"bytes": -1}"#.utf8)) else {
+            Issue.record("a negative quota was taken")
+            return
+        }
+        #expect(refusal.status == .badRequest && refusal.reason.contains("n >= 0"))
+        #expect(SimulatorAction.allCases.filter { $0.method == "GET" } == [.sent, .stats])
+    }
+
     @Test(arguments: [FaultMode.error500, .offline, .malformed, .drop])
     func faultsChangeTheAnswer(_ mode: FaultMode) async throws {
         let simulator = ChatSimulator()

@@ -605,7 +605,7 @@ struct OpenAPITests {
             ("post", "/api/errors/{id}/attempts"), ("post", "/api/engine/start"), ("post", "/api/engine/stop"),
             ("post", "/api/engine/retry-now"), ("get", "/api/search"), ("get", "/api/chats"), ("post", "/api/chats/{id}/read"),
             ("get", "/api/export"),
-        ] + SimulatorRoutes.actions.map { ($0.method.lowercased(), "/api/simulator/" + $0.name) }
+        ] + SimulatorAction.allCases.map { ($0.method.lowercased(), "/api/simulator/" + $0.rawValue) }
         for (method, route) in routes {
             #expect(paths[route]?[method] != nil, "\(method.uppercased()) \(route)")
         }

@@ -14,16 +14,10 @@ struct SimulatorRoutes {
     let simulator: ChatSimulator?
     let filler: StorageFiller?
 
-    /// The simulator's control calls and the method each takes.
-    static let actions: [(name: String, method: String)] = [
-        ("messages", "POST"), ("auto", "POST"), ("faults", "POST"), ("linked", "POST"), ("quota", "POST"), ("expire-token", "POST"),
-        ("sent", "GET"), ("stats", "GET"),
-    ]
-
     func register(in router: inout Router) {
-        for action in Self.actions {
-            router.add(action.method, "/api/simulator/" + action.name) { request, _, context in
-                try await forward(request, action: action.name, context: context)
+        for action in SimulatorAction.allCases {
+            router.add(action.method, "/api/simulator/" + action.rawValue) { request, _, _ in
+                await control(action, body: request.body)
             }
         }
         router.add("POST", "/api/simulator/fill") { _, _, _ in
@@ -41,16 +35,23 @@ struct SimulatorRoutes {
         Problem(status: .notFound, detail: "The simulator is not built in: the dashboard syncs with --upstream.").response
     }
 
-    private func forward(_ request: HTTPRequest, action: String, context: RequestContext) async throws -> HTTPResponse {
+    /// Carries out the call on the simulator directly; a refusal answers as the rest of the API does.
+    private func control(_ action: SimulatorAction, body: [UInt8]) async -> HTTPResponse {
         guard let simulator else { return Self.noSimulator }
-        var forwarded = request
-        forwarded.target = "/sim/" + action + (request.query.map { "?" + $0 } ?? "")
-        let answer = try await SimulatorResponder(simulator: simulator).respond(to: forwarded, context: context)
-        guard answer.status.code >= 400 else { return answer }
-        // The simulator speaks `{"error": "..."}` on its own port; here it answers as the API does.
-        struct SimulatorError: Decodable { var error: String }
-        let detail = (try? JSONDecoder().decode(SimulatorError.self, from: Data(answer.body)))?.error ?? "The simulator refused that."
-        return Problem(status: answer.status, detail: detail.prefix(1).uppercased() + detail.dropFirst() + ".").response
+        let command: SimulatorCommand
+        switch SimulatorCommand.parse(action, body: body) {
+        case .success(let parsed): command = parsed
+        case .failure(let refusal): return Self.problem(refusal)
+        }
+        switch await simulator.perform(command) {
+        case .success(let answer): return answer
+        case .failure(let refusal): return Self.problem(refusal)
+        }
+    }
+
+    private static func problem(_ refusal: SimulatorRefusal) -> HTTPResponse {
+        let reason = refusal.reason
+        return Problem(status: refusal.status, detail: reason.prefix(1).uppercased() + reason.dropFirst() + ".").response
     }
 }
 
