@@ -48,7 +48,8 @@ public final class ChatServerUpstream: UpstreamAPI {
         return Int64(cursor).flatMap { $0 >= 0 ? $0 : nil }
     }
 
-    public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
+    public func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer {
+        let holdSeconds = wait.seconds
         // This protocol's cursors are message ids; anything else was not given by it.
         guard let primary = Self.id(cursors.primary), let linked = Self.id(cursors.linked) else {
             throw .badResponse("a cursor that is not a message id of this protocol")

@@ -325,10 +325,10 @@ public actor SyncEngine {
         }
         defer { pollGuard.end(tag) }
         counters.pollsStarted += 1
-        let hold = catchUpPending ? 0 : options.holdSeconds
+        let wait: PollWait = catchUpPending ? .catchUp : .hold(seconds: options.holdSeconds)
         catchUpPending = false
         return try await request(tag, important: false) { upstream, token throws(UpstreamError) in
-            try await upstream.messages(token: token, after: cursors, holdSeconds: hold)
+            try await upstream.messages(token: token, after: cursors, wait: wait)
         }
     }
 

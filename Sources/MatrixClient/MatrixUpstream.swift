@@ -163,18 +163,18 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         nil
     }
 
-    public func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
+    public func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer {
         let since = cursors.primary
-        let delivery: AnswerDelivery = since == nil ? .history : holdSeconds == 0 ? .missed : .live
-        let wait = delivery == .live ? holdSeconds * 1000 : 0
-        var query = "timeout=\(wait)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
+        let delivery: AnswerDelivery = since == nil ? .history : wait == .catchUp ? .missed : .live
+        let timeout = delivery == .live ? wait.seconds * 1000 : 0
+        var query = "timeout=\(timeout)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
         if let since {
             query += "&since=" + Self.encode(since)
             // What this process knows of members and encryption is learnt from syncs: the first
             // one after a start asks for every room's whole state, so a restart forgets nothing.
             if state.withLock({ !$0.knowsFullState }) { query += "&full_state=true" }
         }
-        let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(holdSeconds + 15))
+        let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(wait.seconds + 15))
         state.withLock { $0.knowsFullState = true }
         var messages: [UpstreamMessage] = []
         var historyStarts: [HistoryPosition] = []

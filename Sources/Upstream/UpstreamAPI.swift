@@ -7,14 +7,29 @@ public protocol UpstreamAPI: Sendable {
     /// The newest id per stream, or nil from an upstream that cannot tell (Matrix): its answers
     /// then say what they are (`MessagesAnswer.delivery`).
     func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo?
-    /// Held by the server up to `holdSeconds` until there is something after the cursors; 0 asks
-    /// for an answer at once (the catch-up after a reconnection, for an upstream without
-    /// `lastMessageInfo`).
-    func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer
+    /// What comes after the cursors: held by the server while `wait` says, or at once.
+    func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer
     /// Buys `bytes` more storage; the same `idempotencyKey` never charges twice. Returns the new quota.
     func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64
     /// What it offers besides messages.
     var features: UpstreamFeatures { get }
+}
+
+/// How a `messages` request waits, which also says what its answer is.
+public enum PollWait: Sendable, Equatable {
+    /// Held up to `seconds` until there is something after the cursors: what comes is live.
+    case hold(seconds: Int)
+    /// Answered at once with what came while syncing was interrupted: the catch-up after a
+    /// reconnection, for an upstream without `lastMessageInfo` (which answers say what they are).
+    case catchUp
+
+    /// How long the server may hold the request.
+    public var seconds: Int {
+        switch self {
+        case .hold(let seconds): seconds
+        case .catchUp: 0
+        }
+    }
 }
 
 extension UpstreamAPI {

@@ -29,7 +29,7 @@ final class ScriptedAccountUpstream: UpstreamAPI, PasswordSignIn {
 
     func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? { nil }
 
-    func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
+    func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer {
         throw .unreachable("this upstream is never polled")
     }
 
@@ -137,7 +137,7 @@ struct RecoveryTruthTests {
             let location = "fake://down"
             func createSession() async throws(UpstreamError) -> UpstreamSession { throw .unreachable("refused") }
             func lastMessageInfo(token: String) async throws(UpstreamError) -> LastMessageInfo? { nil }
-            func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
+            func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer {
                 throw .unreachable("refused")
             }
             func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {

@@ -17,7 +17,7 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         let token: String
         let cursors: StreamCursors?
         /// What a `messages` call asked the server to hold it for.
-        let holdSeconds: Int?
+        let wait: PollWait?
         private struct State {
             var continuation: CheckedContinuation<any Sendable, any Error>?
             var cancelled = false
@@ -28,12 +28,12 @@ final class FakeUpstream: UpstreamAPI, Sendable {
 
         private let state = Mutex(State())
 
-        init(id: Int, kind: Kind, token: String, cursors: StreamCursors?, holdSeconds: Int? = nil) {
+        init(id: Int, kind: Kind, token: String, cursors: StreamCursors?, wait: PollWait? = nil) {
             self.id = id
             self.kind = kind
             self.token = token
             self.cursors = cursors
-            self.holdSeconds = holdSeconds
+            self.wait = wait
         }
 
         var isCancelled: Bool { state.withLock { $0.cancelled } }
@@ -130,13 +130,13 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         }
     }
 
-    private func perform<T: Sendable>(_ kind: Kind, token: String, cursors: StreamCursors? = nil, holdSeconds: Int? = nil,
+    private func perform<T: Sendable>(_ kind: Kind, token: String, cursors: StreamCursors? = nil, wait: PollWait? = nil,
                                       automatic: T? = nil) async throws(UpstreamError) -> T {
         if let automatic { return automatic }
         let endCancelled = settings.withLock { $0.endCancelledCalls }
         let call = state.withLock { state -> Call in
             defer { state.nextID += 1 }
-            return Call(id: state.nextID, kind: kind, token: token, cursors: cursors, holdSeconds: holdSeconds)
+            return Call(id: state.nextID, kind: kind, token: token, cursors: cursors, wait: wait)
         }
         // A call made by a task that is already cancelled ends at once, as URLSession's would.
         do {
@@ -190,8 +190,8 @@ final class FakeUpstream: UpstreamAPI, Sendable {
         return try await perform(.lastMessageInfo, token: token, automatic: automatic)
     }
 
-    func messages(token: String, after cursors: StreamCursors, holdSeconds: Int) async throws(UpstreamError) -> MessagesAnswer {
-        try await perform(.messages, token: token, cursors: cursors, holdSeconds: holdSeconds)
+    func messages(token: String, after cursors: StreamCursors, wait: PollWait) async throws(UpstreamError) -> MessagesAnswer {
+        try await perform(.messages, token: token, cursors: cursors, wait: wait)
     }
 
     func purchaseStorage(token: String, bytes: Int64, idempotencyKey: String) async throws(UpstreamError) -> Int64 {

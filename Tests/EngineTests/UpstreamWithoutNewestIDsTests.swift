@@ -26,22 +26,22 @@ struct UpstreamWithoutNewestIDsTests {
         await harness.engine.activate()
 
         let first = await harness.upstream.next(.messages)
-        #expect(first.cursors?.primary == nil && first.holdSeconds == 0, "a first sync answers at once")
+        #expect(first.cursors?.primary == nil && first.wait == .catchUp, "a first sync answers at once")
         first.succeed(events(["a", "b"], cursor: "s1", delivery: .history))
 
         let second = await harness.upstream.next(.messages)
-        #expect(second.cursors?.primary == "s1" && second.holdSeconds == 25, "then it waits")
+        #expect(second.cursors?.primary == "s1" && second.wait == .hold(seconds: 25), "then it waits")
         second.succeed(events(["c"], cursor: "s2", delivery: .live))
 
         // A token taken back mid-cycle: a new session, and the next poll still waits (it is live).
         await harness.upstream.next(.messages).fail(.unauthorized)
         let renewed = await harness.upstream.next(.messages)
-        #expect(renewed.holdSeconds == 25, "a renewed token is no reconnection")
+        #expect(renewed.wait == .hold(seconds: 25), "a renewed token is no reconnection")
         renewed.fail(.unreachable("cut"))
         _ = await harness.recorder.connectionState(.waiting)
         await harness.engine.retryNow()
         let reconnected = await harness.upstream.next(.messages)
-        #expect(reconnected.cursors?.primary == "s2" && reconnected.holdSeconds == 0, "after a reconnection: what arrived meanwhile, at once")
+        #expect(reconnected.cursors?.primary == "s2" && reconnected.wait == .catchUp, "after a reconnection: what arrived meanwhile, at once")
         reconnected.succeed(events(["c", "d"], cursor: "s3", delivery: .missed))
         _ = await harness.upstream.next(.messages)
 

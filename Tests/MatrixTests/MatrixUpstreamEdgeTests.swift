@@ -65,11 +65,11 @@ struct MatrixUpstreamEdgeTests {
         try await withHomeserver(homeserver) { upstream in
             let session = try await upstream.createSession()
             await #expect(throws: UpstreamError.serverError(status: 502)) {
-                _ = try await upstream.messages(token: session.token, after: StreamCursors(primary: "s1", includesLinked: false, linked: nil), holdSeconds: 1)
+                _ = try await upstream.messages(token: session.token, after: StreamCursors(primary: "s1", includesLinked: false, linked: nil), wait: .hold(seconds: 1))
             }
             homeserver.answers.withLock { $0["/_matrix/client/v3/sync"] = (200, "<html>Sign in to this Wi-Fi</html>") }
             do throws(UpstreamError) {
-                _ = try await upstream.messages(token: session.token, after: StreamCursors(primary: "s1", includesLinked: false, linked: nil), holdSeconds: 1)
+                _ = try await upstream.messages(token: session.token, after: StreamCursors(primary: "s1", includesLinked: false, linked: nil), wait: .hold(seconds: 1))
                 Issue.record("a captive portal's page was taken for a sync")
             } catch {
                 guard case .badResponse(let detail) = error else { return #expect(Bool(false), "\(error)") }
