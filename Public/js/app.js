@@ -70,7 +70,7 @@ function applyEvents(events) {
     switch (type) {
       case "messages":
         addMessages(data.account, data.messages, data.notify, data.caughtUp === true);
-        chatsHeard(data.account, data.messages);
+        chatsHeard(data.account, data.messages, data.chats);
         break;
       case "chat.read":
         chatMarkedRead(data.account, data.chatId, data.unread ?? 0);

@@ -8,6 +8,7 @@ import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
 import { editedMark, element, messageText, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
+import { withChatsOfNewMessages } from "./chatlist.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -18,6 +19,8 @@ const REFRESH_MS = 300;
 let account = "primary";
 let chats = [];
 let refreshes = 0; // the newest list request: older answers that arrive late are dropped
+let answered = 0; // the newest list request that has landed (or failed)
+let heardWhileAsking = false; // new messages came while a list request was out: ask once more after it
 let refreshTimer = null;
 
 /** The open chat, if any: its messages oldest first. */
@@ -56,17 +59,35 @@ export async function refreshChats() {
     answer = await getJSON(`/api/chats?account=${shown}`);
     if (!Array.isArray(answer.chats)) throw new UnreadableAnswer("/api/chats");
   } catch (failure) {
-    if (asked === refreshes) $("#chats-note").textContent = `The chats could not be loaded. ${reasonFor(failure)}`;
+    if (asked === refreshes) {
+      answered = asked;
+      $("#chats-note").textContent = `The chats could not be loaded. ${reasonFor(failure)}`;
+    }
     return;
   }
   if (asked !== refreshes) return;
+  answered = asked;
   chats = answer.chats;
   renderChats();
+  // The answer may have been read before those messages were stored.
+  if (heardWhileAsking) {
+    heardWhileAsking = false;
+    refreshChats();
+  }
 }
 
-/** Messages were stored: the list follows (once for a burst), and an open chat shows its new ones. */
-export function chatsHeard(messageAccount, messages) {
-  if (messageAccount === account && refreshTimer === null) refreshTimer = setTimeout(refreshChats, REFRESH_MS);
+/** Messages were stored: the list follows with the chats they changed (`changedChats`, as the
+ *  event brings them), and an open chat shows its new ones. */
+export function chatsHeard(messageAccount, messages, changedChats) {
+  if (messageAccount === account) {
+    if (Array.isArray(changedChats)) {
+      chats = withChatsOfNewMessages(chats, changedChats);
+      renderChats();
+      if (answered !== refreshes) heardWhileAsking = true;
+    } else if (refreshTimer === null) {
+      refreshTimer = setTimeout(refreshChats, REFRESH_MS);
+    }
+  }
   if (!open || open.account !== messageAccount || !open.atNewest) return;
   const fresh = messages.filter((message) => message.chatId === open.chatId && !open.ids.has(message.id));
   if (fresh.length === 0) return;

@@ -3,13 +3,14 @@ import Store
 /// Something the engine tells the rest of the process: the feed turns these into page events.
 public enum EngineEvent: Sendable {
     case connection(ConnectionStatus)
-    /// New messages of one account, whether and how the person should hear of them, and the
-    /// storage in use once they were stored.
-    case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery, usage: StorageUsage)
+    /// New messages of one account, whether and how the person should hear of them, the storage in
+    /// use once they were stored and the chats they changed, as those stand now (what storing
+    /// them returned: nobody asks the store again).
+    case messages(account: AccountRole, messages: [StoredMessage], delivery: MessageDelivery, usage: StorageUsage, chats: [ChatSummary])
     /// Stored messages of one account an edit changed, and those a redaction removed.
     case messagesChanged(account: AccountRole, changed: [StoredMessage], removed: [RemovedMessage])
-    /// Chats of the account it left or came back to (their membership changed).
-    case chatsChanged(account: AccountRole, chatIds: [Int64])
+    /// Chats of the account it left or came back to (their membership changed), as they stand now.
+    case chatsChanged(account: AccountRole, chats: [ChatSummary])
     /// Chats of the account read in another client: their unread counts are 0 now.
     case chatsRead(account: AccountRole, chatIds: [Int64])
     /// How far fetching the account's older history is; `grew` is the chat a page was just stored

@@ -522,17 +522,19 @@ public actor SyncEngine {
                 emit(.messagesChanged(account: account, changed: outcome.changed, removed: outcome.removed))
             }
             if !outcome.read.isEmpty { emit(.chatsRead(account: account, chatIds: outcome.read)) }
-            if !outcome.membershipChanged.isEmpty { emit(.chatsChanged(account: account, chatIds: outcome.membershipChanged)) }
+            if !outcome.membershipChanged.isEmpty {
+                emit(.chatsChanged(account: account, chats: outcome.chats.filter { outcome.membershipChanged.contains($0.id) }))
+            }
             counters.messagesStored[account.description, default: 0] += fresh.count
             // A batch committed for a cycle that went stale meanwhile (a stop, the grace ending, the
             // network going) is stored all the same, so every tab is told, silently: nobody asked
             // to hear of it now, and a tab that missed it would have a hole until it reloads.
             guard isCurrent(tag) else {
-                if !fresh.isEmpty { emit(.messages(account: account, messages: fresh, delivery: .silent, usage: usage)) }
+                if !fresh.isEmpty { emit(.messages(account: account, messages: fresh, delivery: .silent, usage: usage, chats: outcome.chats)) }
                 throw CycleFailure.stale
             }
             for group in deliveries.grouped(fresh, of: account, declared: answer.delivery) {
-                emit(.messages(account: account, messages: group.messages, delivery: group.delivery, usage: usage))
+                emit(.messages(account: account, messages: group.messages, delivery: group.delivery, usage: usage, chats: outcome.chats))
             }
         }
         // A stored answer shows the store takes writes and the batch fitted.

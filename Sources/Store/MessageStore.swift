@@ -278,6 +278,10 @@ public actor MessageStore {
                 if addedBytes != 0 {
                     try connection.statement(StoreSQL.addUsedBytes).run(.integer(addedBytes))
                 }
+                // The chats' new counts, read in the batch's own transaction, so the page needs no second look.
+                let touched = Set(outcome.fresh.map(\.chatId) + outcome.changed.map(\.chatId) + outcome.removed.map(\.chatId)
+                                  + outcome.read + outcome.membershipChanged)
+                if !touched.isEmpty { outcome.chats = try ChatQueries.chats(connection, account: account, ids: touched) }
                 return outcome
             }
         } catch {

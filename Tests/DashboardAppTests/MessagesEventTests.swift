@@ -15,7 +15,7 @@ struct MessagesEventTests {
                                   storage: StorageUsage(usedBytes: 300, quotaBytes: 50_000_000))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? NSDictionary)
         let expected: NSDictionary = [
-            "account": "linked", "notify": true, "storage": ["usedBytes": 300, "quotaBytes": 50_000_000],
+            "account": "linked", "notify": true, "storage": ["usedBytes": 300, "quotaBytes": 50_000_000], "chats": [Any](),
             "messages": [
                 ["id": 1, "chatId": 7, "sender": "Chloé", "text": "hi", "sentAt": "2026-11-29T12:00:00.000Z", "kind": "text"],
                 ["id": 2, "chatId": 7, "sender": "Chloé", "text": "there", "sentAt": "2026-11-29T12:00:00.000Z", "kind": "text"],
@@ -53,5 +53,18 @@ struct MessagesEventTests {
         let event = MessagesEvent(account: "primary", messages: [], notify: false, storage: StorageUsage(usedBytes: 0, quotaBytes: 10))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? [String: Any])
         #expect((object["messages"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func theChatsTheMessagesChangedAreWrittenAsTheChatListGivesThem() throws {
+        let chats = [ChatSummary(id: 7, name: "Café \"du\" coin", messageCount: 12, unread: 2, lastMessageAt: "2026-11-29T12:00:00.000Z", lastMessageId: 12),
+                     ChatSummary(id: 3, name: nil, messageCount: 1, unread: 0, lastMessageAt: nil, lastMessageId: 1, encrypted: true,
+                                 membership: .leave, unreadable: true)]
+        let event = MessagesEvent(account: "linked", messages: [message(12, text: "hi")], notify: true,
+                                  storage: StorageUsage(usedBytes: 0, quotaBytes: nil), chats: chats)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(event.json())) as? [String: Any])
+        let written = try #require(object["chats"] as? NSArray)
+        let encoder = JSONEncoder()
+        let listed = try #require(try JSONSerialization.jsonObject(with: encoder.encode(chats.map(ChatBody.init))) as? NSArray)
+        #expect(written == listed, "the same objects as /api/chats")
     }
 }

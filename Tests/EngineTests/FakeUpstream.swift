@@ -258,7 +258,7 @@ final class EventRecorder: Sendable {
 
     var messageEvents: [(account: String, ids: [Int64], notify: Bool, delivery: MessageDelivery)] {
         events.compactMap {
-            if case let .messages(account, messages, delivery, _) = $0 { return (account.description, messages.map(\.id), delivery.notifies, delivery) }
+            if case let .messages(account, messages, delivery, _, _) = $0 { return (account.description, messages.map(\.id), delivery.notifies, delivery) }
             return nil
         }
     }

@@ -32,7 +32,7 @@ struct SimulatorSyncTests {
         let finalLinked = await simulator.simulator.stats().linkedUserId
         await simulator.simulator.publish(account: "linked", count: 1)
         await recorder.waitUntil { events in
-            events.contains { if case .messages(.linked, _, _, _) = $0 { true } else { false } }
+            events.contains { if case .messages(.linked, _, _, _, _) = $0 { true } else { false } }
         }
         #expect(try await store.accountIDs().linkedUserId == finalLinked)
         let refused = recorder.events.contains { if case .problemRaised(let problem) = $0 { problem.kind == .tokenRefused } else { false } }
@@ -53,12 +53,12 @@ struct SimulatorSyncTests {
                                 options: EngineOptions(alwaysOn: true), emit: { recorder.record($0) })
         await engine.activate()
         await recorder.waitUntil { events in
-            events.contains { if case .messages(.primary, let messages, _, _) = $0 { messages.contains { $0.id == 30 } } else { false } }
+            events.contains { if case .messages(.primary, let messages, _, _, _) = $0 { messages.contains { $0.id == 30 } } else { false } }
         }
         #expect(try await store.chats(of: .primary).map(\.unread).reduce(0, +) == 0, "history is not unread")
         await simulator.simulator.publish(account: "primary", count: 12)
         await recorder.waitUntil { events in
-            events.contains { if case .messages(.primary, let messages, .live, _) = $0 { messages.contains { $0.id == 42 } } else { false } }
+            events.contains { if case .messages(.primary, let messages, .live, _, _) = $0 { messages.contains { $0.id == 42 } } else { false } }
         }
         let chats = try await store.chats(of: .primary)
         #expect(chats.map(\.unread).reduce(0, +) == 12)
@@ -143,7 +143,7 @@ struct SimulatorSyncTests {
 
     static func delivered(_ events: [EngineEvent], _ account: String) -> [Int64] {
         events.flatMap { event -> [Int64] in
-            if case let .messages(role, messages, _, _) = event, role.description == account { return messages.map(\.id) }
+            if case let .messages(role, messages, _, _, _) = event, role.description == account { return messages.map(\.id) }
             return []
         }
     }

@@ -34,6 +34,20 @@ struct ChatHistoryTests {
         #expect(try await chat(store, 1)?.messageCount == 10)
     }
 
+    @Test func aBatchSaysTheNewCountsOfTheChatsItChangedAsTheListWouldAfterIt() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2) + said(6...6, chat: 3), to: .primary, receivedAt: now,
+                                  cursor: "6", unread: .all)
+        let outcome = try await store.applyBatch(said(7...8, chat: 2) + said(9...9, chat: 1), to: .primary, receivedAt: now, cursor: "9",
+                                                 unread: .all)
+        let listed = try await store.chats(of: .primary)
+        #expect(outcome.chats == listed.filter { [1, 2].contains($0.id) }, "the same summaries, in the list's order")
+        #expect(outcome.chats.map(\.id) == [1, 2], "chat 1 has the newest message")
+        #expect(outcome.chats.map(\.unread) == [4, 4] && outcome.chats.map(\.messageCount) == [4, 4])
+        let again = try await store.applyBatch(said(9...9, chat: 1), to: .primary, receivedAt: now, cursor: "9", unread: .all)
+        #expect(again.chats.isEmpty, "a batch that changed nothing changed no chat")
+    }
+
     @Test func aChatReadElsewhereIsReadInTheBatchThatSaysSoAndOnlyChatsThatHadUnreadAreTold() async throws {
         let store = try MessageStore(location: .file(path))
         _ = try await store.apply(said(1...3, chat: 1) + said(4...5, chat: 2), to: .primary, receivedAt: now, cursor: "5", unread: .all)

@@ -46,20 +46,25 @@ struct MessagesEvent: Sendable {
     var notify: Bool
     /// The usage after this batch, so the storage meter follows without an event of its own.
     var storage: StorageUsage
+    /// The chats these messages changed, as they stand now, so the chat list follows without
+    /// asking again.
+    var chats: [ChatSummary]
     /// The messages arrived while syncing was interrupted: the page sums them up in one notice.
     var caughtUp: Bool
 
-    init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, caughtUp: Bool = false) {
+    init(account: String, messages: [StoredMessage], notify: Bool, storage: StorageUsage, chats: [ChatSummary] = [], caughtUp: Bool = false) {
         self.account = account
         self.messages = messages
         self.notify = notify
         self.storage = storage
+        self.chats = chats
         self.caughtUp = caughtUp
     }
 
-    /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"}}`
+    /// `{"account","messages":[{"id","chatId","sender","text","sentAt"}...],"notify","storage":{"quotaBytes","usedBytes"},"chats":[...]}`
     /// (and `"caughtUp":true` for messages that arrived while syncing was interrupted):
-    /// each message with the upstream's fields only (the account is the event's).
+    /// each message with the upstream's fields only (the account is the event's); each chat as
+    /// `/api/chats` gives it.
     func json() -> [UInt8] {
         var json = JSONWriter(capacity: 128 + messages.reduce(0) { $0 + 96 + $1.text.utf8.count })
         json.raw(#"{"account":"#)
@@ -79,7 +84,12 @@ struct MessagesEvent: Sendable {
         if let quota = storage.quotaBytes { json.number(quota) } else { json.null() }
         json.raw(#","usedBytes":"#)
         json.number(storage.usedBytes)
-        json.raw("}}")
+        json.raw(#"},"chats":["#)
+        for (index, chat) in chats.enumerated() {
+            if index > 0 { json.raw(",") }
+            ChatBody(chat).write(to: &json)
+        }
+        json.raw("]}")
         return json.bytes
     }
 }

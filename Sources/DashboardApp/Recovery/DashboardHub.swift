@@ -22,11 +22,11 @@ struct DashboardHub: Sendable {
         case .connection(let status):
             await feed.publish("connection", status)
             if status.state == .live { await history?.wake() }
-        case let .messages(account, messages, delivery, usage):
+        case let .messages(account, messages, delivery, usage, chats):
             if delivery == .silent { await history?.wake() }
             if delivery == .live { await history?.liveMessagesArrived() }
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
-                                      caughtUp: delivery == .caughtUp)
+                                      chats: chats, caughtUp: delivery == .caughtUp)
             await feed.publish("messages", json: event.json())
         case let .messagesChanged(account, changed, removed):
             for message in changed {
@@ -35,9 +35,8 @@ struct DashboardHub: Sendable {
             for message in removed {
                 await feed.publish("message.removed", MessageRemovedBody(account: account.description, chatId: message.chatId, id: message.id))
             }
-        case let .chatsChanged(account, chatIds):
-            let chats = (try? await attempter.store.chats(of: account)) ?? []
-            for chat in chats where chatIds.contains(chat.id) {
+        case let .chatsChanged(account, chats):
+            for chat in chats {
                 await feed.publish("chat.changed", ChatChangedBody(account: account.description, chat: ChatBody(chat)))
             }
         case let .chatsRead(account, chatIds):

@@ -86,17 +86,26 @@ enum ChatQueries {
         """
 
     static func chats(_ connection: SQLiteConnection, account: AccountRole) throws -> [ChatSummary] {
-        try connection.statement("""
-            SELECT chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership,
-                   encrypted = 1 AND \(unreadable) FROM chats c
-            WHERE account = ?1 ORDER BY last_message_id DESC, chat_id
-            """)
-            .query([.integer(account.rawValue)]) {
-                ChatSummary(id: $0.int64(at: 0), name: $0.isNull(at: 1) ? nil : $0.string(at: 1), messageCount: $0.int64(at: 2),
-                            unread: $0.int64(at: 3), lastMessageAt: $0.isNull(at: 4) ? nil : $0.string(at: 4), lastMessageId: $0.int64(at: 5),
-                            encrypted: $0.int64(at: 6) != 0, membership: ChatMembership(rawValue: $0.string(at: 7)) ?? .join,
-                            unreadable: $0.int64(at: 8) != 0)
-            }
+        try connection.statement("SELECT \(summaryColumns) FROM chats c WHERE account = ?1 ORDER BY last_message_id DESC, chat_id")
+            .query([.integer(account.rawValue)], row: summary)
+    }
+
+    /// The chats `ids` of `account` as they stand now (those that exist), in the list's order.
+    static func chats(_ connection: SQLiteConnection, account: AccountRole, ids: Set<Int64>) throws -> [ChatSummary] {
+        let one = try connection.statement("SELECT \(summaryColumns) FROM chats c WHERE account = ?1 AND chat_id = ?2")
+        return try ids.flatMap { id in try one.query([.integer(account.rawValue), .integer(id)], row: summary) }
+            .sorted { ($0.lastMessageId, -$0.id) > ($1.lastMessageId, -$1.id) }
+    }
+
+    private static let summaryColumns = """
+        chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership, encrypted = 1 AND \(unreadable)
+        """
+
+    private static func summary(_ row: SQLiteStatement) -> ChatSummary {
+        ChatSummary(id: row.int64(at: 0), name: row.isNull(at: 1) ? nil : row.string(at: 1), messageCount: row.int64(at: 2),
+                    unread: row.int64(at: 3), lastMessageAt: row.isNull(at: 4) ? nil : row.string(at: 4), lastMessageId: row.int64(at: 5),
+                    encrypted: row.int64(at: 6) != 0, membership: ChatMembership(rawValue: row.string(at: 7)) ?? .join,
+                    unreadable: row.int64(at: 8) != 0)
     }
 }
 

@@ -132,6 +132,9 @@ public struct AppliedBatch: Sendable, Equatable {
     public var membershipChanged: [Int64] = []
     /// The storage in use once the batch is in (what a page's storage card shows beside it).
     public var usage: StorageUsage?
+    /// The chats this batch changed, as they stand after it (counts, newest message, membership),
+    /// most recently active first.
+    public var chats: [ChatSummary] = []
 
     public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = [],
                 usage: StorageUsage? = nil) {
