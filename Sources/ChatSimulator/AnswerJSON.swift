@@ -4,10 +4,25 @@ import Upstream
 /// JSON for messages, written by hand: each message is encoded once, when it is published, and a
 /// `messages` answer is the concatenation of those fragments. Answers are the simulator's hot path.
 enum AnswerJSON {
+    /// A message object of the protocol (CONTRACT section 3): `{"id","chatId","sender","text","sentAt"}`,
+    /// and `"chatName"` after them when the chat has one.
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
-        json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
-                     chatName: message.chatName)
+        json.raw(#"{"id":"#)
+        json.number(message.id)
+        json.raw(#","chatId":"#)
+        json.number(message.chatId)
+        json.raw(#","sender":"#)
+        json.string(message.sender)
+        json.raw(#","text":"#)
+        json.string(message.text)
+        json.raw(#","sentAt":"#)
+        json.string(message.sentAt)
+        if let chatName = message.chatName {
+            json.raw(#","chatName":"#)
+            json.string(chatName)
+        }
+        json.raw("}")
         return json.bytes
     }
 

@@ -72,10 +72,7 @@ struct MessagesEvent: Sendable {
         json.raw(#","messages":["#)
         for (index, message) in messages.enumerated() {
             if index > 0 { json.raw(",") }
-            json.message(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
-                         chatName: message.chatName, editedAt: message.editedAt, kind: message.kind.rawValue, senderName: message.senderName,
-                         media: message.media.map { ($0.name, $0.mimetype, $0.size, MessagePageBody.mediaURL($0.source)) },
-                         replyTo: message.isReply ? .some(message.replyTo) : nil)
+            Self.write(message, to: &json)
         }
         json.raw(#"],"notify":"#)
         json.bool(notify)
@@ -91,6 +88,54 @@ struct MessagesEvent: Sendable {
         }
         json.raw("]}")
         return json.bytes
+    }
+}
+
+extension MessagesEvent {
+    /// A stored message as the page reads it: the protocol's fields (CONTRACT section 3), then
+    /// those it has of section 10 (`chatName`, `editedAt`, `kind`, `senderName`, `media` with
+    /// its URL on this dashboard, `replyTo`).
+    static func write(_ message: StoredMessage, to json: inout JSONWriter) {
+        json.raw(#"{"id":"#)
+        json.number(message.id)
+        json.raw(#","chatId":"#)
+        json.number(message.chatId)
+        json.raw(#","sender":"#)
+        json.string(message.sender)
+        json.raw(#","text":"#)
+        json.string(message.text)
+        json.raw(#","sentAt":"#)
+        json.string(message.sentAt)
+        if let chatName = message.chatName {
+            json.raw(#","chatName":"#)
+            json.string(chatName)
+        }
+        if let editedAt = message.editedAt {
+            json.raw(#","editedAt":"#)
+            json.string(editedAt)
+        }
+        json.raw(#","kind":"#)
+        json.string(message.kind.rawValue)
+        if let senderName = message.senderName {
+            json.raw(#","senderName":"#)
+            json.string(senderName)
+        }
+        if let media = message.media {
+            json.raw(#","media":{"name":"#)
+            json.string(media.name)
+            json.raw(#","mimetype":"#)
+            if let type = media.mimetype { json.string(type) } else { json.null() }
+            json.raw(#","size":"#)
+            if let size = media.size { json.number(size) } else { json.null() }
+            json.raw(#","url":"#)
+            if let url = MessagePageBody.mediaURL(media.source) { json.string(url) } else { json.null() }
+            json.raw("}")
+        }
+        if message.isReply {
+            json.raw(#","replyTo":"#)
+            if let id = message.replyTo { json.number(id) } else { json.null() }
+        }
+        json.raw("}")
     }
 }
 
