@@ -21,7 +21,7 @@ let package = Package(
         // A small, safe layer over SQLite: connection, cached statements, transactions, typed errors.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
-        .target(name: "Store", dependencies: ["SQLite"]),
+        .target(name: "Store", dependencies: ["SQLite", "Upstream"]),
         // The upstream chat server as the engine sees it: the protocol and its models, no transport.
         .target(name: "Upstream"),
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.

@@ -1,4 +1,5 @@
 import Store
+import Upstream
 
 /// What the engine needs of the local copy. `MessageStore` is it; the engine sees it through
 /// this protocol, as it sees the upstream through `UpstreamAPI`, so tests can hold the engine
@@ -16,7 +17,7 @@ public protocol EngineStore: Sendable {
     func addPurchasedBytes(_ bytes: Int64, idempotencyKey: String) async throws(StoreError) -> Bool
     func checkWritable() async throws(StoreError)
     func archiveAccount(_ account: AccountRole, at archivedAt: String) async throws(StoreError) -> Int
-    func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
+    func applyBatch(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String, cursor: String?,
                     unread: UnreadCounting, chats: ChatChanges) async throws(StoreError) -> AppliedBatch
 }
 

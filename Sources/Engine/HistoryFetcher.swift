@@ -7,7 +7,7 @@ import Upstream
 public protocol HistoryStore: Sendable {
     func pendingHistory(of account: AccountRole) async throws(StoreError) -> [HistoryStart]
     func historyProgress(of account: AccountRole) async throws(StoreError) -> HistoryProgress?
-    func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
+    func applyOlder(_ batch: [UpstreamMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
                     next: String?) async throws(StoreError) -> AppliedBatch
 }
 
@@ -116,7 +116,7 @@ public actor HistoryFetcher {
         }
         let applied: AppliedBatch
         do {
-            applied = try await store.applyOlder(page.messages.map(SyncEngine.incoming), to: account, chat: start.chatId,
+            applied = try await store.applyOlder(page.messages, to: account, chat: start.chatId,
                                                  receivedAt: Timestamp.string(environment.now()), next: page.next?.token)
         } catch {
             // Full storage is the usual reason, and live sync reports it; anything else is logged.

@@ -501,13 +501,12 @@ public actor SyncEngine {
                 }
                 continue
             }
-            let incoming = list.map(Self.incoming)
             let outcome: Store.AppliedBatch
             do {
                 let starts = (answer.historyStarts[key] ?? []).map {
                     HistoryStart(chatId: $0.chatId, upstreamChat: $0.upstreamChat, position: $0.token)
                 }
-                outcome = try await store.applyBatch(incoming, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
+                outcome = try await store.applyBatch(list, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
                                                      unread: deliveries.unreadCounting(for: account, declared: answer.delivery),
                                                      chats: ChatChanges(historyStarts: starts, readElsewhere: answer.readElsewhere[key] ?? [],
                                                                         membership: (answer.inChat[key] ?? [:]).mapValues { $0 ? .join : .leave }))
@@ -542,26 +541,6 @@ public actor SyncEngine {
         clear(.storageFailure)
         // No separate storage event per batch: the feed puts the usage into the messages event,
         // so one batch wakes each dashboard tab once.
-    }
-
-    /// An upstream's message as the store takes it.
-    static func incoming(_ message: UpstreamMessage) -> IncomingMessage {
-        var incoming = IncomingMessage(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text,
-                                       sentAt: message.sentAt, eventId: message.eventId, chatName: message.chatName,
-                                       relation: message.relation.map(storeRelation))
-        if let kind = message.kind { incoming.kind = MessageKind(rawValue: kind.rawValue) ?? .file }
-        incoming.senderName = message.senderName
-        incoming.chatEncrypted = message.chatEncrypted ?? false
-        incoming.replyToEvent = message.replyTo
-        incoming.media = message.media.map { MessageMedia(name: $0.name, mimetype: $0.mimetype, size: $0.size, source: $0.source) }
-        return incoming
-    }
-
-    private static func storeRelation(_ relation: UpstreamMessage.Relation) -> IncomingMessage.Relation {
-        switch relation {
-        case .replaces(let eventID): .replaces(eventId: eventID)
-        case .redacts(let eventID): .redacts(eventId: eventID)
-        }
     }
 
     private func role(of userID: Int64) -> AccountRole? {

@@ -1,4 +1,5 @@
 import SQLite
+import Upstream
 
 /// Reads shared by the store and its read-only companion.
 enum MessageQueries {
@@ -55,8 +56,8 @@ enum MessageQueries {
         StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
                       text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
                       chatName: row.isNull(at: 6) ? nil : row.string(at: 6), editedAt: row.isNull(at: 7) ? nil : row.string(at: 7),
-                      kind: MessageKind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9),
-                      media: row.isNull(at: 10) ? nil : MessageMedia(name: row.string(at: 10), mimetype: row.isNull(at: 11) ? nil : row.string(at: 11),
+                      kind: UpstreamMessage.Kind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9),
+                      media: row.isNull(at: 10) ? nil : UpstreamMessage.Media(name: row.string(at: 10), mimetype: row.isNull(at: 11) ? nil : row.string(at: 11),
                                                                      size: row.isNull(at: 12) ? nil : row.int64(at: 12),
                                                                      source: row.isNull(at: 13) ? nil : row.string(at: 13)),
                       isReply: row.int64(at: 14) != 0, replyTo: row.isNull(at: 15) ? nil : row.int64(at: 15))

@@ -1,5 +1,6 @@
 import Foundation
 import SQLite
+import Upstream
 
 /// What Free space removes: the oldest messages, how many, their bytes and when they were sent.
 public struct FreeSpacePlan: Sendable, Equatable {
@@ -76,14 +77,14 @@ public actor MessageStore {
     ///
     /// A batch that does not fit into the quota, or onto the disk, is not written at all and the
     /// cursor stays where it was: ``StoreError/outOfSpace(usedBytes:quotaBytes:neededBytes:diskFull:)``.
-    public func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
+    public func apply(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String,
                       cursor: String?, unread: UnreadCounting = .none) throws(StoreError) -> [StoredMessage] {
         try applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread).fresh
     }
 
     /// ``apply(_:to:receivedAt:cursor:unread:)``, saying also what the batch's relations did:
     /// messages an edit changed and messages a redaction removed (CONTRACT section 10), all in
-    /// the batch's one transaction. An event with a ``IncomingMessage/Relation`` is never a
+    /// the batch's one transaction. An event with a ``UpstreamMessage/Relation`` is never a
     /// message of its own; it acts on its target whether that is stored already, comes in the
     /// same batch, or comes later (an edit is kept and applied then; a redacted event id is never
     /// stored).
@@ -92,7 +93,7 @@ public actor MessageStore {
     /// same transaction for the chats that have none yet, so a restart knows where to fetch it.
     /// `readElsewhere` are chats the account read in another client: their unread counts go to 0
     /// (``AppliedBatch/read`` says which had any).
-    public func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String,
+    public func applyBatch(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String,
                            cursor: String?, unread: UnreadCounting = .none,
                            chats changes: ChatChanges = ChatChanges()) throws(StoreError) -> AppliedBatch {
         guard !batch.isEmpty || (cursor != nil && cursor != cursors[account]) || !changes.isEmpty else {
@@ -106,7 +107,7 @@ public actor MessageStore {
     /// transaction with the chat's next position (`next`; nil: its first message is reached).
     /// Nothing of it is unread or announced as new; edits and redactions in it act as in any
     /// batch, in either order. A page that does not fit into the quota is not written.
-    public func applyOlder(_ batch: [IncomingMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
+    public func applyOlder(_ batch: [UpstreamMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
                            next: String?) throws(StoreError) -> AppliedBatch {
         try write(batch, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, changes: ChatChanges(),
                   older: OlderPage(chatID: chatID, next: next))
@@ -138,7 +139,7 @@ public actor MessageStore {
         var next: String?
     }
 
-    private func write(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
+    private func write(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
                        changes: ChatChanges, older: OlderPage?) throws(StoreError) -> AppliedBatch {
         var addedBytes: Int64 = 0
         let outcome: AppliedBatch
@@ -157,7 +158,7 @@ public actor MessageStore {
                 var lowestLocalID = older != nil ? try oldestLocalID(of: account) : 0
                 let relations = RelationWork(connection: connection, account: account)
                 let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
-                var related: [IncomingMessage] = []
+                var related: [UpstreamMessage] = []
                 var insertedEvents: [String] = []
                 var encryptedChats: Set<Int64> = []
                 for message in batch {
@@ -189,7 +190,7 @@ public actor MessageStore {
                         } else {
                             for index in Int32(12)...15 { statement.bindNull(at: index) }
                         }
-                        if let reply = message.replyToEvent { statement.bind(reply, at: 16) } else { statement.bindNull(at: 16) }
+                        if let reply = message.replyTo { statement.bind(reply, at: 16) } else { statement.bindNull(at: 16) }
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
@@ -214,8 +215,8 @@ public actor MessageStore {
                     fresh.append(StoredMessage(account: account, id: id, chatId: message.chatId, sender: message.sender,
                                                text: message.text, sentAt: message.sentAt, receivedAt: receivedAt,
                                                kind: message.kind, senderName: message.senderName, media: message.media,
-                                               isReply: message.replyToEvent != nil,
-                                               replyTo: try message.replyToEvent.flatMap { try storedID(of: $0, account: account) }))
+                                               isReply: message.replyTo != nil,
+                                               replyTo: try message.replyTo.flatMap { try storedID(of: $0, account: account) }))
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)

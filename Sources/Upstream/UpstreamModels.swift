@@ -39,7 +39,8 @@ public struct LastMessageInfo: Sendable, Equatable, Codable {
     }
 }
 
-/// One message on the wire.
+/// One message, in the one shape it has from the transport that read it to the store that keeps
+/// it (the store's `StoredMessage` adds where it is kept and when it came).
 public struct UpstreamMessage: Sendable, Equatable, Codable {
     /// This project's protocol: the message's id, increasing per stream. Ignored when `eventId`
     /// is set: the store then numbers messages itself, in the order they come.
@@ -58,10 +59,10 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
 
     /// The sender's name as the chat shows it (a Matrix member's display name); nil: `sender`.
     public var senderName: String?
-    /// What the message is (CONTRACT section 10); nil: text (this project's protocol has no other).
-    public var kind: Kind?
+    /// What the message is (CONTRACT section 10); this project's protocol has text only.
+    public var kind: Kind = .text
     /// True when the chat is end-to-end encrypted (a Matrix room with `m.room.encryption`).
-    public var chatEncrypted: Bool?
+    public var chatEncrypted = false
     /// The file of an image or file message.
     public var media: Media?
     /// The event id of the message this one replies to (Matrix `m.in_reply_to`).
@@ -85,10 +86,10 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         }
     }
 
-    /// What a message is, as the page shows it.
+    /// What a message is (CONTRACT section 10), as stored and as the page shows it.
     public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
         case text, notice, emote, image, file
-        /// End-to-end encrypted: this process cannot read it; its text is a neutral placeholder.
+        /// End-to-end encrypted: unreadable here; its text is a neutral placeholder, never indexed.
         case encrypted
     }
 
@@ -110,6 +111,44 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         self.sentAt = sentAt
         self.eventId = eventId
         self.chatName = chatName
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, chatId, sender, text, sentAt, eventId, chatName, relation, senderName, kind, chatEncrypted, media, replyTo
+    }
+
+    /// The protocol's fields, and those of section 10 only when they say something (a text
+    /// message of a chat that is not encrypted has no `kind` or `chatEncrypted`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(Int64.self, forKey: .id), chatId: try container.decode(Int64.self, forKey: .chatId),
+                  sender: try container.decode(String.self, forKey: .sender), text: try container.decode(String.self, forKey: .text),
+                  sentAt: try container.decode(String.self, forKey: .sentAt),
+                  eventId: try container.decodeIfPresent(String.self, forKey: .eventId),
+                  chatName: try container.decodeIfPresent(String.self, forKey: .chatName),
+                  relation: try container.decodeIfPresent(Relation.self, forKey: .relation))
+        senderName = try container.decodeIfPresent(String.self, forKey: .senderName)
+        kind = try container.decodeIfPresent(Kind.self, forKey: .kind) ?? .text
+        chatEncrypted = try container.decodeIfPresent(Bool.self, forKey: .chatEncrypted) ?? false
+        media = try container.decodeIfPresent(Media.self, forKey: .media)
+        replyTo = try container.decodeIfPresent(String.self, forKey: .replyTo)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(chatId, forKey: .chatId)
+        try container.encode(sender, forKey: .sender)
+        try container.encode(text, forKey: .text)
+        try container.encode(sentAt, forKey: .sentAt)
+        try container.encodeIfPresent(eventId, forKey: .eventId)
+        try container.encodeIfPresent(chatName, forKey: .chatName)
+        try container.encodeIfPresent(relation, forKey: .relation)
+        try container.encodeIfPresent(senderName, forKey: .senderName)
+        if kind != .text { try container.encode(kind, forKey: .kind) }
+        if chatEncrypted { try container.encode(chatEncrypted, forKey: .chatEncrypted) }
+        try container.encodeIfPresent(media, forKey: .media)
+        try container.encodeIfPresent(replyTo, forKey: .replyTo)
     }
 }
 

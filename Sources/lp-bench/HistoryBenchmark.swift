@@ -2,6 +2,7 @@ import ChatSimulator
 import Foundation
 import SQLite
 import Store
+import Upstream
 
 /// The local copy read back: full-text search and export, on a store of a million messages that
 /// read like chat (words of a 20,000-word vocabulary, a few common, most rare).
@@ -55,12 +56,12 @@ enum HistoryBenchmark {
             let batch = 5000
             var id: Int64 = 0
             while id < Int64(messages) {
-                var incoming: [IncomingMessage] = []
+                var incoming: [UpstreamMessage] = []
                 incoming.reserveCapacity(batch)
                 for _ in 0..<min(batch, messages - Int(id)) {
                     id += 1
                     let words = (0..<Int.random(in: 4...14, using: &random)).map { _ in vocabulary[rank(&random)] }
-                    incoming.append(IncomingMessage(id: id, chatId: Int64.random(in: 1...40, using: &random), sender: "user\(id % 97)",
+                    incoming.append(UpstreamMessage(id: id, chatId: Int64.random(in: 1...40, using: &random), sender: "user\(id % 97)",
                                                     text: words.joined(separator: " "), sentAt: "2026-11-30T12:00:00.000Z",
                                                     chatName: "Chat \(id % 40)"))
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import SQLite
 import Store
+import Upstream
 
 /// Durable ingest of 200-message batches through `MessageStore.apply`, against Python's sqlite3
 /// `executemany` running the same schema, the same statements and the same transactions
@@ -45,8 +46,8 @@ enum IngestBenchmark {
     }
 
     /// The same messages on both sides: see `message(_:)` and the Python `message(i)`.
-    static func message(_ id: Int64) -> IncomingMessage {
-        IncomingMessage(id: id, chatId: id % 20, sender: "user\(id % 50)",
+    static func message(_ id: Int64) -> UpstreamMessage {
+        UpstreamMessage(id: id, chatId: id % 20, sender: "user\(id % 50)",
                         text: String(repeating: "lorem ipsum ", count: 4 + Int(id * 37 % 8)),
                         sentAt: "2026-11-29T12:00:00.000Z")
     }
@@ -92,7 +93,7 @@ enum IngestBenchmark {
         let script = """
             import json, sqlite3, sys, time
             SQL = json.loads(\(String(reflecting: json)))
-            OVERHEAD = \(IncomingMessage.rowOverhead)
+            OVERHEAD = \(UpstreamMessage.rowOverhead)
 
             def message(i):
                 text = "lorem ipsum " * (4 + (i * 37 % 8))

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import Upstream
 
 // Test helper for the store's crash-safety test: ingests batches into the store at the given path
 // for ever and prints `committed <highest id>` after each commit, until it is killed.
@@ -19,7 +20,7 @@ enum StoreIngestLoop {
             let count = Int.random(in: 1...120, using: &generator)
             let batch = (0..<count).map { offset in
                 let id = next + Int64(offset)
-                return IncomingMessage(id: id, chatId: id % 7, sender: "user\(id % 5)",
+                return UpstreamMessage(id: id, chatId: id % 7, sender: "user\(id % 5)",
                                        text: String(repeating: "m", count: Int.random(in: 1...400, using: &generator)),
                                        sentAt: "2026-11-29T12:00:00.000Z")
             }

@@ -309,7 +309,7 @@ struct DashboardAppTests {
 
     private func seed(_ ids: ClosedRange<Int64>, to account: AccountRole) async throws {
         _ = try await store.apply(ids.map {
-            IncomingMessage(id: $0, chatId: 1, sender: "Bob", text: "<b>m\($0)</b>", sentAt: "2026-11-29T12:00:00.000Z")
+            UpstreamMessage(id: $0, chatId: 1, sender: "Bob", text: "<b>m\($0)</b>", sentAt: "2026-11-29T12:00:00.000Z")
         }, to: account, receivedAt: "2026-11-29T12:00:01.000Z", cursor: String(ids.upperBound))
     }
 
@@ -379,9 +379,9 @@ struct DashboardAppTests {
 
     @Test func chatsListNewestActivityFirstAndOneChatsMessagesPage() async throws {
         _ = try await store.apply([
-            IncomingMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z", chatName: "Work"),
-            IncomingMessage(id: 2, chatId: 9, sender: "Bob", text: "b", sentAt: "2026-11-29T11:00:00.000Z"),
-            IncomingMessage(id: 3, chatId: 4, sender: "Eve", text: "c", sentAt: "2026-11-29T12:00:00.000Z"),
+            UpstreamMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z", chatName: "Work"),
+            UpstreamMessage(id: 2, chatId: 9, sender: "Bob", text: "b", sentAt: "2026-11-29T11:00:00.000Z"),
+            UpstreamMessage(id: 3, chatId: 4, sender: "Eve", text: "c", sentAt: "2026-11-29T12:00:00.000Z"),
         ], to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: "3", unread: .above(1))
         let (response, body) = try await page("/api/chats?account=primary")
         #expect(response.status == .ok)
@@ -398,7 +398,7 @@ struct DashboardAppTests {
     }
 
     @Test func markingAChatReadAnswersWithItAndTellsEveryOpenPage() async throws {
-        _ = try await store.apply([IncomingMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z")],
+        _ = try await store.apply([UpstreamMessage(id: 1, chatId: 4, sender: "Bob", text: "a", sentAt: "2026-11-29T10:00:00.000Z")],
                                   to: .primary, receivedAt: "2026-11-29T12:00:01.000Z", cursor: "1", unread: .all)
         let response = try await post("/api/chats/4/read?account=primary", token: app.secrets.csrfToken)
         #expect(response.status == .ok)

@@ -4,6 +4,7 @@ import Store
 import Testing
 import TestSupport
 @testable import DashboardApp
+import Upstream
 
 /// `GET /api/export` over a real socket from a real file store: every message once, oldest first,
 /// each line a JSON object that reads back to what was stored.
@@ -14,9 +15,9 @@ struct ExportOverLoopbackTests {
         let path = fixture.root.path + "/store.sqlite"
         let store = try MessageStore(location: .file(path))
         let texts = ["plain", "a \"quoted\" \\ backslash", "two\nlines\ttab \u{01}", "é 👋 </script>", String(repeating: "long ", count: 3000)]
-        var all: [IncomingMessage] = []
+        var all: [UpstreamMessage] = []
         for id in Int64(1)...5_001 {  // three slices of the store, the last one short
-            all.append(IncomingMessage(id: id, chatId: id % 4, sender: "sender \(id % 7)", text: texts[Int(id) % texts.count] + " \(id)",
+            all.append(UpstreamMessage(id: id, chatId: id % 4, sender: "sender \(id % 7)", text: texts[Int(id) % texts.count] + " \(id)",
                                        sentAt: "2026-11-29T12:00:00.000Z", chatName: id % 4 == 1 ? "Work" : nil))
         }
         for start in stride(from: 0, to: all.count, by: 1000) {

@@ -1,6 +1,7 @@
 import Engine
 import Store
 import Synchronization
+import Upstream
 
 /// The real store behind a gate, so a test can stop the engine at any one of its awaits on the
 /// store: `holdNext(.checkWritable)` makes the next such call wait at the gate until
@@ -133,7 +134,7 @@ final class GatedStore: EngineStore {
         return try await store.archiveAccount(account, at: archivedAt)
     }
 
-    func applyBatch(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String, cursor: String?,
+    func applyBatch(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String, cursor: String?,
                     unread: UnreadCounting, chats: ChatChanges) async throws(StoreError) -> AppliedBatch {
         try await pass(.apply)
         return try await store.applyBatch(batch, to: account, receivedAt: receivedAt, cursor: cursor, unread: unread, chats: chats)

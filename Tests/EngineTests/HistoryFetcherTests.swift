@@ -75,9 +75,9 @@ struct HistoryFetcherTests {
 
     /// The newest `live` messages came with the first sync, which said where the rest begins.
     private func firstSync(_ room: RoomHistory, live: Int) async throws {
-        let newest = ((room.count - live + 1)...room.count).map { number -> IncomingMessage in
+        let newest = ((room.count - live + 1)...room.count).map { number -> UpstreamMessage in
             let message = room.message(number)
-            return IncomingMessage(id: 0, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+            return UpstreamMessage(id: 0, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
                                    eventId: message.eventId)
         }
         _ = try await store.applyBatch(newest, to: .primary, receivedAt: "now", cursor: "s1",

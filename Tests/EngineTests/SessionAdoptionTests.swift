@@ -24,8 +24,8 @@ struct SessionAdoptionTests {
         return outcome
     }
 
-    private func message(_ id: Int64) -> IncomingMessage {
-        IncomingMessage(id: id, chatId: 1, sender: "a", text: "b", sentAt: "2026-11-30T12:00:00.000Z")
+    private func message(_ id: Int64) -> UpstreamMessage {
+        UpstreamMessage(id: id, chatId: 1, sender: "a", text: "b", sentAt: "2026-11-30T12:00:00.000Z")
     }
 
     @Test func aFirstSessionRecordsTheAccountsAndTheQuota() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import SQLite
 import Testing
 @testable import Store
+import Upstream
 
 /// The chat list (unread counts that rise with live messages only, newest activity first), one
 /// chat's pages, export slices, and the one-time indexing of an upgraded store.
@@ -15,8 +16,8 @@ struct ChatHistoryTests {
         path = folder.path + "/store.sqlite"
     }
 
-    private func said(_ ids: ClosedRange<Int64>, chat: Int64, at sentAt: String = "2026-11-29T12:00:00.000Z") -> [IncomingMessage] {
-        ids.map { IncomingMessage(id: $0, chatId: chat, sender: "bob", text: "message \($0)", sentAt: sentAt) }
+    private func said(_ ids: ClosedRange<Int64>, chat: Int64, at sentAt: String = "2026-11-29T12:00:00.000Z") -> [UpstreamMessage] {
+        ids.map { UpstreamMessage(id: $0, chatId: chat, sender: "bob", text: "message \($0)", sentAt: sentAt) }
     }
 
     private func chat(_ store: MessageStore, _ id: Int64, _ account: AccountRole = .primary) async throws -> ChatSummary? {
@@ -117,7 +118,7 @@ struct ChatHistoryTests {
         #expect(chats.map(\.id) == [7, 8])
         #expect(chats.map(\.lastMessageAt) == ["2026-11-29T12:00:00.000Z", "2026-11-29T11:00:00.000Z"])
         // An older message arriving late (a gap filled) does not make the chat look newer.
-        _ = try await store.apply([IncomingMessage(id: 0, chatId: 8, sender: "bob", text: "late", sentAt: "2026-11-29T09:00:00.000Z")],
+        _ = try await store.apply([UpstreamMessage(id: 0, chatId: 8, sender: "bob", text: "late", sentAt: "2026-11-29T09:00:00.000Z")],
                                   to: .primary, receivedAt: now, cursor: nil)
         #expect(try await chat(store, 8)?.lastMessageAt == "2026-11-29T11:00:00.000Z")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Store
+import Upstream
 
 /// Edits and redactions of a Matrix account (CONTRACT section 10) in a real SQLite file: applied in
 /// the batch's own transaction, in either order, with the search index, counts and usage following.
@@ -14,21 +15,21 @@ struct EditsAndRedactionsTests {
         store = try MessageStore(location: .file(folder.path + "/store.sqlite"))
     }
 
-    private func message(_ id: String, _ text: String, from sender: String = "@bob:test", at second: Int = 1) -> IncomingMessage {
-        IncomingMessage(id: 0, chatId: 9, sender: sender, text: text, sentAt: Self.time(second), eventId: id)
+    private func message(_ id: String, _ text: String, from sender: String = "@bob:test", at second: Int = 1) -> UpstreamMessage {
+        UpstreamMessage(id: 0, chatId: 9, sender: sender, text: text, sentAt: Self.time(second), eventId: id)
     }
 
-    private func edit(_ id: String, of target: String, _ text: String, from sender: String = "@bob:test", at second: Int) -> IncomingMessage {
-        IncomingMessage(id: 0, chatId: 9, sender: sender, text: text, sentAt: Self.time(second), eventId: id, relation: .replaces(eventId: target))
+    private func edit(_ id: String, of target: String, _ text: String, from sender: String = "@bob:test", at second: Int) -> UpstreamMessage {
+        UpstreamMessage(id: 0, chatId: 9, sender: sender, text: text, sentAt: Self.time(second), eventId: id, relation: .replaces(eventId: target))
     }
 
-    private func redaction(_ id: String, of target: String) -> IncomingMessage {
-        IncomingMessage(id: 0, chatId: 9, sender: "@bob:test", text: "", sentAt: Self.time(59), eventId: id, relation: .redacts(eventId: target))
+    private func redaction(_ id: String, of target: String) -> UpstreamMessage {
+        UpstreamMessage(id: 0, chatId: 9, sender: "@bob:test", text: "", sentAt: Self.time(59), eventId: id, relation: .redacts(eventId: target))
     }
 
     private static func time(_ second: Int) -> String { "2026-11-29T12:00:\(second < 10 ? "0" : "")\(second).000Z" }
 
-    private func batch(_ events: [IncomingMessage], cursor: String = "s", unread: UnreadCounting = .none) async throws -> AppliedBatch {
+    private func batch(_ events: [UpstreamMessage], cursor: String = "s", unread: UnreadCounting = .none) async throws -> AppliedBatch {
         try await store.applyBatch(events, to: .primary, receivedAt: now, cursor: cursor, unread: unread)
     }
 

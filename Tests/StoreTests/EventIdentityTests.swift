@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Store
+import Upstream
 
 /// Upstreams whose message ids are strings (Matrix event ids): stored once, numbered locally in
 /// the order they come, chats named.
@@ -17,8 +18,8 @@ struct EventIdentityTests {
     /// Live messages known by event id are numbered from here up (older history goes below).
     private let n = Migrations.firstEventMessageID - 1
 
-    private func events(_ ids: [String], chat: Int64 = 9, name: String? = nil) -> [IncomingMessage] {
-        ids.map { IncomingMessage(id: 0, chatId: chat, sender: "@bob:test", text: "text of \($0)", sentAt: now, eventId: $0, chatName: name) }
+    private func events(_ ids: [String], chat: Int64 = 9, name: String? = nil) -> [UpstreamMessage] {
+        ids.map { UpstreamMessage(id: 0, chatId: chat, sender: "@bob:test", text: "text of \($0)", sentAt: now, eventId: $0, chatName: name) }
     }
 
     @Test func eachEventIsStoredOnceAndNumberedInTheOrderItCame() async throws {

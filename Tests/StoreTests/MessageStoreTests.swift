@@ -3,6 +3,7 @@ import SQLite
 import Synchronization
 import Testing
 @testable import Store
+import Upstream
 
 @Suite("Message store on a real file")
 struct MessageStoreTests {
@@ -297,7 +298,7 @@ struct MessageStoreTests {
 
     @Test func storedMessagesKeepTheirFields() async throws {
         let store = try open()
-        let message = IncomingMessage(id: 42, chatId: 9, sender: "Ann <b>", text: "héllo\n<script>", sentAt: "2026-11-29T11:00:00.000Z")
+        let message = UpstreamMessage(id: 42, chatId: 9, sender: "Ann <b>", text: "héllo\n<script>", sentAt: "2026-11-29T11:00:00.000Z")
         _ = try await store.apply([message], to: .linked, receivedAt: now)
         #expect(try await store.messages(of: .linked).messages == [
             StoredMessage(account: .linked, id: 42, chatId: 9, sender: "Ann <b>", text: "héllo\n<script>",

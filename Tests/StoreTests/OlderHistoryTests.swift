@@ -2,6 +2,7 @@ import Foundation
 import SQLite
 import Testing
 @testable import Store
+import Upstream
 
 /// A chat's older history (CONTRACT section 10) in a real SQLite file: stored below what is there,
 /// so the chat reads in order; where it goes on from kept in the page's own transaction; edits and
@@ -22,12 +23,12 @@ struct OlderHistoryTests {
         "2026-11-29T12:\(second / 60 < 10 ? "0" : "")\(second / 60):\(second % 60 < 10 ? "0" : "")\(second % 60).000Z"
     }
 
-    private func message(_ number: Int, chat: Int64 = 9, from sender: String = "@bob:test") -> IncomingMessage {
-        IncomingMessage(id: 0, chatId: chat, sender: sender, text: "message \(number)", sentAt: Self.time(number), eventId: "$\(chat)-\(number)")
+    private func message(_ number: Int, chat: Int64 = 9, from sender: String = "@bob:test") -> UpstreamMessage {
+        UpstreamMessage(id: 0, chatId: chat, sender: sender, text: "message \(number)", sentAt: Self.time(number), eventId: "$\(chat)-\(number)")
     }
 
     /// Messages `range` of a chat, newest first, as a page of history comes.
-    private func page(_ range: ClosedRange<Int>, chat: Int64 = 9) -> [IncomingMessage] {
+    private func page(_ range: ClosedRange<Int>, chat: Int64 = 9) -> [UpstreamMessage] {
         range.reversed().map { message($0, chat: chat) }
     }
 
@@ -91,9 +92,9 @@ struct OlderHistoryTests {
     @Test func anEditAndARedactionNewerThanTheirTargetsActWhenTheTargetsComeInAnOlderPage() async throws {
         _ = try await store.applyBatch([message(50)], to: .primary, receivedAt: "now", cursor: "s1",
                                        chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
-        let edit = IncomingMessage(id: 0, chatId: 9, sender: "@bob:test", text: "message 10, corrected", sentAt: Self.time(45),
+        let edit = UpstreamMessage(id: 0, chatId: 9, sender: "@bob:test", text: "message 10, corrected", sentAt: Self.time(45),
                                    eventId: "$edit", relation: .replaces(eventId: "$9-10"))
-        let redaction = IncomingMessage(id: 0, chatId: 9, sender: "@bob:test", text: "", sentAt: Self.time(44), eventId: "$redaction",
+        let redaction = UpstreamMessage(id: 0, chatId: 9, sender: "@bob:test", text: "", sentAt: Self.time(44), eventId: "$redaction",
                                         relation: .redacts(eventId: "$9-11"))
         _ = try await store.applyOlder([edit, redaction], to: .primary, chat: 9, receivedAt: "now", next: "t20")
         _ = try await store.applyOlder(page(9...12), to: .primary, chat: 9, receivedAt: "now", next: nil)
@@ -104,7 +105,7 @@ struct OlderHistoryTests {
 
     @Test func aReplyNamesItsOriginalOnceTheOriginalIsInTheCopyWhicheverCameFirst() async throws {
         var reply = message(50)
-        reply.replyToEvent = "$9-10"
+        reply.replyTo = "$9-10"
         let stored = try await store.applyBatch([reply], to: .primary, receivedAt: "now", cursor: "s1",
                                                 chats: ChatChanges(historyStarts: [HistoryStart(chatId: 9, upstreamChat: "!room", position: "t50")]))
         #expect(stored.fresh.first?.isReply == true && stored.fresh.first?.replyTo == nil, "the original is not here yet")

@@ -2,6 +2,7 @@ import Foundation
 import SQLite
 import Testing
 @testable import Store
+import Upstream
 
 /// The local copy searched: the index kept with the messages through batches, Free space, purges
 /// and upgrades; queries read as a person means them; snippets as text pieces.
@@ -15,8 +16,8 @@ struct SearchTests {
         path = folder.path + "/store.sqlite"
     }
 
-    private func said(_ texts: [String], from id: Int64 = 1, chat: Int64 = 1) -> [IncomingMessage] {
-        texts.enumerated().map { IncomingMessage(id: id + Int64($0.offset), chatId: chat, sender: "bob", text: $0.element, sentAt: now) }
+    private func said(_ texts: [String], from id: Int64 = 1, chat: Int64 = 1) -> [UpstreamMessage] {
+        texts.enumerated().map { UpstreamMessage(id: id + Int64($0.offset), chatId: chat, sender: "bob", text: $0.element, sentAt: now) }
     }
 
     private func found(_ store: MessageStore, _ text: String, _ account: AccountRole = .primary, chat: Int64? = nil) async throws -> [Int64] {

@@ -1,6 +1,7 @@
 import Foundation
 import SQLite
 @testable import Store
+import Upstream
 
 final class TemporaryFolder {
     let path: String
@@ -16,11 +17,11 @@ final class TemporaryFolder {
 }
 
 /// Messages with the given ids, chat `id % 3`, a text of `textLength` bytes.
-func messages(_ ids: [Int64], textLength: Int = 10, sentAt: String = "2026-11-29T12:00:00.000Z") -> [IncomingMessage] {
-    ids.map { IncomingMessage(id: $0, chatId: $0 % 3, sender: "s\($0 % 2)", text: String(repeating: "x", count: textLength), sentAt: sentAt) }
+func messages(_ ids: [Int64], textLength: Int = 10, sentAt: String = "2026-11-29T12:00:00.000Z") -> [UpstreamMessage] {
+    ids.map { UpstreamMessage(id: $0, chatId: $0 % 3, sender: "s\($0 % 2)", text: String(repeating: "x", count: textLength), sentAt: sentAt) }
 }
 
-func messages(_ ids: ClosedRange<Int64>, textLength: Int = 10) -> [IncomingMessage] {
+func messages(_ ids: ClosedRange<Int64>, textLength: Int = 10) -> [UpstreamMessage] {
     messages(Array(ids), textLength: textLength)
 }
 
@@ -28,7 +29,7 @@ let now = "2026-11-29T12:00:01.000Z"
 
 extension MessageStore {
     /// A batch with the cursor this project's protocol gives: its newest id.
-    func apply(_ batch: [IncomingMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> [StoredMessage] {
+    func apply(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> [StoredMessage] {
         try apply(batch, to: account, receivedAt: receivedAt, cursor: batch.map(\.id).max().map(String.init))
     }
 }

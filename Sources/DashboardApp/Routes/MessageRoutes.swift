@@ -103,7 +103,7 @@ struct MessagePageBody: Codable, Sendable {
         }
     }
 
-    static func media(_ media: MessageMedia) -> Message.Media {
+    static func media(_ media: UpstreamMessage.Media) -> Message.Media {
         Message.Media(name: media.name, mimetype: media.mimetype, size: media.size, url: mediaURL(media.source))
     }
 

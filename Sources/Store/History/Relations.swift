@@ -1,4 +1,5 @@
 import SQLite
+import Upstream
 
 /// What edits and redactions do to the copy (CONTRACT section 10), inside the transaction of the
 /// batch that carries them: an edit is kept by its own event id and its target shows the latest
@@ -21,7 +22,7 @@ struct RelationWork {
 
     /// Applies `related` in batch order, then the kept edits of the messages just `inserted`;
     /// records what changed in `outcome` and returns the change in stored bytes.
-    func apply(_ related: [IncomingMessage], inserted: [String], to outcome: inout AppliedBatch) throws -> Int64 {
+    func apply(_ related: [UpstreamMessage], inserted: [String], to outcome: inout AppliedBatch) throws -> Int64 {
         var bytes: Int64 = 0
         var targets: [String] = []
         for event in related {

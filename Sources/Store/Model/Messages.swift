@@ -1,49 +1,6 @@
-/// A message as the upstream delivers it, before it is stored.
-public struct IncomingMessage: Sendable, Equatable, Codable {
-    /// Strictly increasing per account on the upstream.
-    public var id: Int64
-    public var chatId: Int64
-    public var sender: String
-    public var text: String
-    /// As the upstream sent it (ISO-8601).
-    public var sentAt: String
-    /// An upstream's string identity (a Matrix event id): when set, the message is stored once
-    /// per event id and `id` is ignored; the store numbers such messages in the order they come.
-    public var eventId: String?
-    /// The chat's name, when the upstream gives one.
-    public var chatName: String?
-    /// Set when this event is not a message of its own but changes one (by its event id).
-    public var relation: Relation?
-    public var kind: MessageKind = .text
-    /// The sender as the chat names them (a Matrix display name); nil: `sender`.
-    public var senderName: String?
-    /// The chat is end-to-end encrypted: the store marks it so.
-    public var chatEncrypted = false
-    /// The file of an image or file message.
-    public var media: MessageMedia?
-    /// The event id of the message this one replies to.
-    public var replyToEvent: String?
+import Upstream
 
-    /// What an event does to another message of the copy (CONTRACT section 10).
-    public enum Relation: Sendable, Equatable, Codable {
-        /// A new text for the message with this event id, from the same sender; the latest wins.
-        case replaces(eventId: String)
-        /// The message with this event id is deleted, also if it arrives later.
-        case redacts(eventId: String)
-    }
-
-    public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil,
-                relation: Relation? = nil) {
-        self.id = id
-        self.chatId = chatId
-        self.sender = sender
-        self.text = text
-        self.sentAt = sentAt
-        self.eventId = eventId
-        self.chatName = chatName
-        self.relation = relation
-    }
-
+extension UpstreamMessage {
     /// What the message counts against the storage quota: its text fields plus a fixed share for
     /// the row's keys and bookkeeping. Deterministic, so usage can be kept incrementally.
     public var storageSize: Int64 {
@@ -54,12 +11,6 @@ public struct IncomingMessage: Sendable, Equatable, Codable {
     public static let rowOverhead: Int64 = 48
 }
 
-/// What a message is (CONTRACT section 10), as stored and as the page shows it.
-public enum MessageKind: String, Sendable, Equatable, Codable, CaseIterable {
-    case text, notice, emote, image, file
-    /// End-to-end encrypted: unreadable here; its text is a neutral placeholder, never indexed.
-    case encrypted
-}
 
 /// A message in the local copy.
 public struct StoredMessage: Sendable, Equatable, Codable {
@@ -74,19 +25,19 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var chatName: String?
     /// When the text was last replaced by its sender's edit; nil for a message never edited.
     public var editedAt: String?
-    public var kind: MessageKind = .text
+    public var kind: UpstreamMessage.Kind = .text
     /// The sender as the chat names them (a Matrix display name); nil: `sender`.
     public var senderName: String?
     /// The file of an image or file message.
-    public var media: MessageMedia?
+    public var media: UpstreamMessage.Media?
     /// For a reply: the stored id of the message it replies to, nil when that one is not in the copy.
     public var replyTo: Int64?
     /// Whether it is a reply at all (`replyTo` may still be nil).
     public var isReply = false
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
-                chatName: String? = nil, editedAt: String? = nil, kind: MessageKind = .text, senderName: String? = nil,
-                media: MessageMedia? = nil, isReply: Bool = false, replyTo: Int64? = nil) {
+                chatName: String? = nil, editedAt: String? = nil, kind: UpstreamMessage.Kind = .text, senderName: String? = nil,
+                media: UpstreamMessage.Media? = nil, isReply: Bool = false, replyTo: Int64? = nil) {
         self.media = media
         self.isReply = isReply
         self.replyTo = replyTo
@@ -101,22 +52,6 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.receivedAt = receivedAt
         self.chatName = chatName
         self.editedAt = editedAt
-    }
-}
-
-/// A message's file: its name, type and size as the sender said, and the upstream's reference to
-/// it (`SERVER/MEDIA_ID`; nil when it cannot be fetched here).
-public struct MessageMedia: Sendable, Equatable, Codable {
-    public var name: String
-    public var mimetype: String?
-    public var size: Int64?
-    public var source: String?
-
-    public init(name: String, mimetype: String? = nil, size: Int64? = nil, source: String? = nil) {
-        self.name = name
-        self.mimetype = mimetype
-        self.size = size
-        self.source = source
     }
 }
 
