@@ -23,7 +23,7 @@ let package = Package(
         // The local copy of the chat account: schema, migrations, batches, quota, paging.
         .target(name: "Store", dependencies: ["SQLite", "Upstream"]),
         // The upstream chat server as the engine sees it: the protocol and its models, no transport.
-        .target(name: "Upstream"),
+        .target(name: "Upstream", dependencies: ["JSONText"]),
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
         .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
         // A transport: a Matrix homeserver's client-server API (CONTRACT section 8) over HTTPCore.

@@ -8,20 +8,9 @@ enum AnswerJSON {
     /// and `"chatName"` after them when the chat has one.
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
-        json.raw(#"{"id":"#)
-        json.number(message.id)
-        json.raw(#","chatId":"#)
-        json.number(message.chatId)
-        json.raw(#","sender":"#)
-        json.string(message.sender)
-        json.raw(#","text":"#)
-        json.string(message.text)
-        json.raw(#","sentAt":"#)
-        json.string(message.sentAt)
-        if let chatName = message.chatName {
-            json.raw(#","chatName":"#)
-            json.string(chatName)
-        }
+        json.raw("{")
+        json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+                           chatName: message.chatName)
         json.raw("}")
         return json.bytes
     }

@@ -117,8 +117,8 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         case id, chatId, sender, text, sentAt, eventId, chatName, relation, senderName, kind, chatEncrypted, media, replyTo
     }
 
-    /// The protocol's fields, and those of section 10 only when they say something (a text
-    /// message of a chat that is not encrypted has no `kind` or `chatEncrypted`).
+    /// The protocol's fields, and those of section 10 where they are given (a message of this
+    /// project's protocol has none: it is text, in a chat that is not encrypted).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(id: try container.decode(Int64.self, forKey: .id), chatId: try container.decode(Int64.self, forKey: .chatId),
@@ -132,23 +132,6 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         chatEncrypted = try container.decodeIfPresent(Bool.self, forKey: .chatEncrypted) ?? false
         media = try container.decodeIfPresent(Media.self, forKey: .media)
         replyTo = try container.decodeIfPresent(String.self, forKey: .replyTo)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(chatId, forKey: .chatId)
-        try container.encode(sender, forKey: .sender)
-        try container.encode(text, forKey: .text)
-        try container.encode(sentAt, forKey: .sentAt)
-        try container.encodeIfPresent(eventId, forKey: .eventId)
-        try container.encodeIfPresent(chatName, forKey: .chatName)
-        try container.encodeIfPresent(relation, forKey: .relation)
-        try container.encodeIfPresent(senderName, forKey: .senderName)
-        if kind != .text { try container.encode(kind, forKey: .kind) }
-        if chatEncrypted { try container.encode(chatEncrypted, forKey: .chatEncrypted) }
-        try container.encodeIfPresent(media, forKey: .media)
-        try container.encodeIfPresent(replyTo, forKey: .replyTo)
     }
 }
 

@@ -64,24 +64,13 @@ struct ExportRoutes {
         }
     }
 
-    /// `{"account","id","chatId","chatName"?,"sender","text","sentAt","receivedAt"}` and a newline.
+    /// `{"account","id","chatId","sender","text","sentAt","chatName"?,"receivedAt"}` and a newline.
     static func line(_ message: StoredMessage, into json: inout JSONWriter) {
         json.raw(#"{"account":"#)
         json.string(message.account.description)
-        json.raw(#","id":"#)
-        json.number(message.id)
-        json.raw(#","chatId":"#)
-        json.number(message.chatId)
-        if let name = message.chatName {
-            json.raw(#","chatName":"#)
-            json.string(name)
-        }
-        json.raw(#","sender":"#)
-        json.string(message.sender)
-        json.raw(#","text":"#)
-        json.string(message.text)
-        json.raw(#","sentAt":"#)
-        json.string(message.sentAt)
+        json.raw(",")
+        json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
+                           chatName: message.chatName)
         json.raw(#","receivedAt":"#)
         json.string(message.receivedAt)
         json.raw("}\n")
