@@ -44,6 +44,8 @@ public actor EventFeed {
 
     /// One task expires every parked poll whose timeout passed (one timer, not one per poll).
     private var sweeper: Task<Void, Never>?
+    /// Delivers the visibility reports to their observer; ended by `releaseAll()`.
+    private var visibilityDelivery: Task<Void, Never>?
     private static let sweepInterval = Duration.milliseconds(250)
 
     private let loop: EventLoop
@@ -78,9 +80,10 @@ public actor EventFeed {
     /// One task delivers the reports; a slow observer gets the latest state, not a backlog.
     public func onVisibilityChanged(_ observer: @escaping @Sendable (Bool) async -> Void) {
         visibilityReports?.finish()
+        visibilityDelivery?.cancel()
         let (reports, continuation) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
         visibilityReports = continuation
-        Task {
+        visibilityDelivery = Task {
             for await visible in reports {
                 await observer(visible)
             }
@@ -275,13 +278,19 @@ public actor EventFeed {
         return poll
     }
 
-    /// Ends every parked poll with what it has (for shutdown).
+    /// Ends every parked poll with what it has, and the feed's own tasks (for shutdown).
     public func releaseAll() {
         for (_, poll) in parked {
             poll.held.complete(with: answer(after: poll.since))
         }
         parked.removeAll()
         visibleParked = 0
+        sweeper?.cancel()
+        sweeper = nil
+        visibilityReports?.finish()
+        visibilityReports = nil
+        visibilityDelivery?.cancel()
+        visibilityDelivery = nil
     }
 
     private func answer(after since: Int) -> HTTPResponse {
