@@ -108,8 +108,8 @@ struct ConnectionStateTests {
         let afterWrite = state.outputWritten()
         #expect(afterWrite == .carryOn, "the body is still being produced")
         state.streamEnded()
-        let afterWriteThen = state.outputWritten()
-        #expect(afterWriteThen == .close)
+        let afterTheStream = state.outputWritten()
+        #expect(afterTheStream == .close)
     }
 
     @Test func anErrorTheCoreAnswersLingersThenTheDrainEnds() {
@@ -127,8 +127,8 @@ struct ConnectionStateTests {
         beforeFlush.respondedAndClosing(linger: true)
         let closeNow = beforeFlush.closeWhenIdle(outputPending: true)
         #expect(!closeNow)
-        let afterWriteThen = beforeFlush.outputWritten()
-        #expect(afterWriteThen == .startLingering)
+        let afterTheError = beforeFlush.outputWritten()
+        #expect(afterTheError == .startLingering)
     }
 
     @Test func aClientThatFinishesSendingStillGetsItsAnswerButAHeldRequestIsAbandoned() {
@@ -145,21 +145,21 @@ struct ConnectionStateTests {
 
         var needsClient = ConnectionState(timeouts: timeouts, acceptedAt: accepted)
         needsClient.requestStarted(isHead: false)
-        let abandonsThen = needsClient.peerFinished(requestNeedsClient: true)
-        #expect(abandonsThen)
+        let abandonsWhatNeedsTheClient = needsClient.peerFinished(requestNeedsClient: true)
+        #expect(abandonsWhatNeedsTheClient)
 
         var held = ConnectionState(timeouts: timeouts, acceptedAt: accepted)
         held.requestStarted(isHead: false)
         let wasHeld = held.answerHeld()
         #expect(wasHeld)
-        let abandonsFinally = held.peerFinished(requestNeedsClient: false)
-        #expect(abandonsFinally, "a parked poll's holder learns the client is gone")
+        let abandonsTheHeldOne = held.peerFinished(requestNeedsClient: false)
+        #expect(abandonsTheHeldOne, "a parked poll's holder learns the client is gone")
 
         var late = ConnectionState(timeouts: timeouts, acceptedAt: accepted)
         late.requestStarted(isHead: false)
         _ = late.peerFinished(requestNeedsClient: false)
-        let wasHeldThen = late.answerHeld()
-        #expect(!wasHeldThen, "nobody is left to hear a later answer")
+        let heldAfterTheClientLeft = late.answerHeld()
+        #expect(!heldAfterTheClientLeft, "nobody is left to hear a later answer")
     }
 
     @Test func backPressureStopsReadingButNotHearingTheClientLeave() {
@@ -176,17 +176,17 @@ struct ConnectionStateTests {
         let closeNow = idle.closeWhenIdle(outputPending: false)
         #expect(closeNow)
         var writing = servedOne(at: at(1))
-        let closeNowThen = writing.closeWhenIdle(outputPending: true)
-        #expect(!closeNowThen)
+        let closesWhileWriting = writing.closeWhenIdle(outputPending: true)
+        #expect(!closesWhileWriting)
         let afterWrite = writing.outputWritten()
         #expect(afterWrite == .close)
         var busy = ConnectionState(timeouts: timeouts, acceptedAt: accepted)
         busy.requestStarted(isHead: true)
-        let closeNowFinally = busy.closeWhenIdle(outputPending: false)
-        #expect(!closeNowFinally)
+        let closesWhileAnswering = busy.closeWhenIdle(outputPending: false)
+        #expect(!closesWhileAnswering)
         #expect(busy.answeringHead)
         busy.answerQueued(close: false)
-        let afterWriteThen = busy.outputWritten()
-        #expect(afterWriteThen == .close, "after its answer")
+        let afterItsAnswer = busy.outputWritten()
+        #expect(afterItsAnswer == .close, "after its answer")
     }
 }

@@ -82,8 +82,8 @@ struct MessagesEvent: Sendable {
         json.raw(#","usedBytes":"#)
         json.number(storage.usedBytes)
         json.raw(#"},"chats":"#)
-        // A batch changes a few chats: the encoder's cost is small beside the messages'.
-        json.raw(bytes: (try? JSONEncoder().encode(chats.map(ChatBody.init))).map(Array.init) ?? Array("[]".utf8))
+        // A batch changes a few chats: the encoder's cost is small beside the messages', and none when there are none.
+        json.raw(bytes: chats.isEmpty ? Array("[]".utf8) : (try? JSONEncoder().encode(chats.map(ChatBody.init))).map(Array.init) ?? Array("[]".utf8))
         json.raw("}")
         return json.bytes
     }
