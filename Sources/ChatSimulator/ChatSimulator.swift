@@ -59,10 +59,11 @@ public actor ChatSimulator {
     private let worldFile: SimulatorWorldFile?
     /// Told whenever a setting changes (faults, the automatic rate, the linked account, the quota),
     /// so every window of the dashboard shows the simulator as it is.
-    private var settingsObserver: (@Sendable (SimulatorStatistics) async -> Void)?
+    private let settingsSink: AsyncStream<SimulatorStatistics>.Continuation
 
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration()) {
         self.configuration = configuration
+        (settingsChanges, settingsSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         random = SeededGenerator(seed: configuration.seed)
         primaryUserId = configuration.primaryUserId
         nextUserId = configuration.primaryUserId + 1
@@ -79,6 +80,7 @@ public actor ChatSimulator {
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration(), dataPath: String) throws {
         let file = try SimulatorWorldFile(path: dataPath)
         self.configuration = configuration
+        (settingsChanges, settingsSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         random = SeededGenerator(seed: configuration.seed)
         worldFile = file
         if let world = try file.load() {
@@ -120,15 +122,12 @@ public actor ChatSimulator {
         setAutoRate(DemoWorld.messagesPerSecond)
     }
 
-    /// `handler` hears the simulator's settings after every change.
-    public func observeSettings(_ handler: @escaping @Sendable (SimulatorStatistics) async -> Void) {
-        settingsObserver = handler
-    }
+    /// The simulator's settings after every change, in order; one who reads late gets the newest
+    /// (each is whole, so a skipped one is never missed). For one reader.
+    public nonisolated let settingsChanges: AsyncStream<SimulatorStatistics>
 
     private func settingsChanged() {
-        guard let observer = settingsObserver else { return }
-        let snapshot = stats()
-        Task { await observer(snapshot) }
+        settingsSink.yield(stats())
     }
 
     /// Writes the accounts, quota and purchase count to the world file, if there is one.
@@ -143,6 +142,7 @@ public actor ChatSimulator {
 
     /// Closes the world file (everything is committed already).
     public func close() {
+        settingsSink.finish()
         worldFile?.close()
     }
 

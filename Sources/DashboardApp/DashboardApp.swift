@@ -34,7 +34,7 @@ public struct DashboardApp: HTTPResponder {
         let copy = LocalCopy(store: services.store, reader: services.reader)
         MessageRoutes(copy: copy).register(in: &router)
         SearchRoutes(copy: copy).register(in: &router)
-        ChatRoutes(copy: copy, feed: services.feed, engine: services.engine).register(in: &router)
+        ChatRoutes(copy: copy, feed: services.feed, readMarkers: services.readMarkers).register(in: &router)
         ExportRoutes(copy: copy).register(in: &router)
         MediaRoutes(engine: services.engine, cache: MediaCache(folder: services.store.location.mediaCachePath, capacity: MediaRoutes.defaultCacheBytes),
                     maxBytes: MediaRoutes.defaultMaxBytes).register(in: &router)

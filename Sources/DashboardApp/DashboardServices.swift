@@ -38,15 +38,18 @@ public struct DashboardServices: Sendable {
     public let simulator: ChatSimulator?
     /// Fetches older history (a Matrix account); nil for an upstream without it.
     public let history: HistoryFetcher?
+    /// Tells the upstream which chats were read here, behind the answer.
+    public let readMarkers: ReadMarkerQueue
     /// The HTTP server's counters, for `/metrics` (set once the server exists).
     public let httpStatistics: @Sendable () -> HTTPServerStatistics?
     /// What must run for the rest to work: the hub that carries the engine's events into the feed
-    /// and the registry, and the history fetcher. Whoever runs the process runs them (a
+    /// and the registry, the history fetcher and the read markers' queue. Whoever runs the process runs them (a
     /// `ServiceGroup`); nothing here starts a task of its own.
     public let background: [any Service]
 
     public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
-                upstream: UpstreamAccess, simulator: ChatSimulator?, history: HistoryFetcher? = nil, httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                upstream: UpstreamAccess, simulator: ChatSimulator?, history: HistoryFetcher? = nil, readMarkers: ReadMarkerQueue,
+                httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                 background: [any Service] = []) {
         self.store = store
         self.reader = reader
@@ -56,6 +59,7 @@ public struct DashboardServices: Sendable {
         self.upstream = upstream
         self.simulator = simulator
         self.history = history
+        self.readMarkers = readMarkers
         self.httpStatistics = httpStatistics
         self.background = background
     }
@@ -84,10 +88,16 @@ public struct DashboardServices: Sendable {
         // The hub publishes to the feed, whose polls are answered on the loop: it runs there too.
         var background: [any Service] = [NamedService("events") { await withTaskExecutorPreference(loop) { await hub.run(events) } }]
         if let history { background.append(NamedService("history") { await history.run() }) }
+        let readMarkers = ReadMarkerQueue { chat, event in await engine.markReadUpstream(chatId: chat, eventId: event) }
+        background.append(NamedService("read markers") { await readMarkers.run() })
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.
-        await simulator?.observeSettings { stats in await feed.publish("simulator", stats) }
+        if let simulator {
+            background.append(NamedService("simulator settings") {
+                for await settings in simulator.settingsChanges { await feed.publish("simulator", settings) }
+            })
+        }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry, upstream: upstream,
-                                 simulator: simulator, history: history, httpStatistics: httpStatistics, background: background)
+                                 simulator: simulator, history: history, readMarkers: readMarkers, httpStatistics: httpStatistics, background: background)
     }
 }

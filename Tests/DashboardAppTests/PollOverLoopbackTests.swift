@@ -116,3 +116,32 @@ enum PrometheusParse {
     }
 }
 
+
+extension PollOverLoopbackTests {
+    @Test func everyChangeOfTheSimulatorsSettingsReachesAnOpenPageAndTheLastOneIsWhatItShows() async throws {
+        let simulator = ChatSimulator()
+        let dashboard = try await LoopbackDashboard.start(store: try MessageStore(location: .memory), simulator: simulator,
+                                                          loopName: "simulator-settings-test")
+        let (server, secrets, port) = (dashboard.server, dashboard.secrets, dashboard.port)
+        await simulator.setFaults(FaultSettings(mode: .offline))
+        await simulator.setFaults(FaultSettings(mode: .error500, rate: 0.5))
+        await simulator.setFaults(FaultSettings(mode: .none))
+        // Each poll waits for the next event: whatever came between, the last one says "none".
+        var modes: [String] = []
+        var since = 0
+        let client = try RawClient(port: port)
+        while modes.last != "none" {
+            try client.send(rawGet("/api/poll?since=\(since)&epoch=\(secrets.epoch)&timeout=10&visible=0", host: "127.0.0.1:\(port)",
+                                   extraHeaders: "Authorization: Bearer \(secrets.accessToken)\r\n"))
+            let answer = try await RawClient.run { try client.readResponse() }
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
+            let events = try #require(body["events"] as? [[String: Any]], "a poll of 10 s ended with no event: \(answer.text)")
+            try #require(!events.isEmpty, "a poll of 10 s ended with no event")
+            since = try #require(body["seq"] as? Int)
+            modes += events.filter { $0["type"] as? String == "simulator" }.compactMap { ($0["data"] as? [String: Any])?["faultMode"] as? String }
+        }
+        #expect(modes.count <= 3)
+        #expect(modes.firstIndex(of: "offline").map { $0 < modes.count - 1 } ?? true, "an older setting never comes after a newer one")
+        await server.shutdown(gracePeriod: .milliseconds(100))
+    }
+}

@@ -9,7 +9,7 @@ import Store
 struct ChatRoutes {
     let copy: LocalCopy
     let feed: EventFeed
-    let engine: SyncEngine
+    let readMarkers: ReadMarkerQueue
 
     func register(in router: inout Router) {
         router.add("GET", "/api/chats") { request, _, _ in
@@ -101,7 +101,7 @@ struct ChatRoutes {
             return Problem.storageError("The chat cannot be marked read", writing: true).response
         }
         // The answer does not wait for the homeserver: the chat is read here whatever it says.
-        if let readUpTo { Task { [engine] in await engine.markReadUpstream(chatId: chat, eventId: readUpTo) } }
+        if let readUpTo { await readMarkers.markRead(chatId: chat, eventId: readUpTo) }
         await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: summary?.unread ?? 0))
         return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
     }
