@@ -123,7 +123,9 @@ public actor HistoryFetcher {
             if case .outOfSpace = error {} else { log.warning("cannot store history of \(start.upstreamChat): \(error)") }
             return policy.storageFull()
         }
-        policy.stored(events: page.messages.count + page.skipped, took: stopwatch())
+        let took = stopwatch()
+        policy.stored(events: page.messages.count + page.skipped, took: took)
+        log.debug("history of \(start.upstreamChat): \(page.messages.count + page.skipped) event(s) of \(limit) asked for, stored in \(took); the next page asks for \(policy.pageSize)")
         if !applied.changed.isEmpty || !applied.removed.isEmpty {
             emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
         }

@@ -35,6 +35,9 @@ enum LPBench {
                        whole history through a real Synapse: rooms of messages from before the first start, the time
                        to a complete copy vs a bare client paging the same /messages, and a live message's trip
                        while fetching vs idle     --rooms 20  --per-room 2500  --python PATH
+                       --fill-cache DIR keeps the filled homeserver for the next run of the same size (the fill
+                       takes about 25 minutes at the default size); --second-log FILE keeps the fetching
+                       dashboard's trace-level log
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
@@ -106,7 +109,9 @@ enum LPBench {
             case "matrix-history":
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
                 _ = try MatrixHistoryBenchmark.run(rooms: Int(option("--rooms", in: arguments, default: "20")) ?? 20,
-                                                   perRoom: Int(option("--per-room", in: arguments, default: "2500")) ?? 2500, python: python)
+                                                   perRoom: Int(option("--per-room", in: arguments, default: "2500")) ?? 2500, python: python,
+                                                   fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
+                                                   secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

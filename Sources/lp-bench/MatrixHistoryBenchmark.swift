@@ -14,7 +14,10 @@ import Foundation
 ///
 /// The driver is Python, run by Synapse's own (`SynapseDriver`).
 enum MatrixHistoryBenchmark {
-    static func run(rooms: Int, perRoom: Int, python: String?) throws -> [ReportLine] {
+    /// `fillCache`: a folder that keeps the filled homeserver's database for the next run of the same
+    /// size (filling 50,000 messages takes Synapse about 25 minutes); `secondLog`: where the second
+    /// dashboard's log goes, at trace level (every upstream request, timed).
+    static func run(rooms: Int, perRoom: Int, python: String?, fillCache: String? = nil, secondLog: String? = nil) throws -> [ReportLine] {
         let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
         guard FileManager.default.isExecutableFile(atPath: interpreter) else {
             throw BenchError("no Synapse Python at \(interpreter): run .ci/run (it makes .build/synapse-venv) or pass --python PATH")
@@ -23,7 +26,10 @@ enum MatrixHistoryBenchmark {
         try driver.write(toFile: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: script) }
         print("matrix-history: \(rooms) rooms x \(perRoom) messages sent before the first start; the dashboard's copy vs a bare client paging /messages, same run")
-        let output = try runCommand(interpreter, [script, "--dashboard", try dashboardBinary(), "--rooms", String(rooms), "--per-room", String(perRoom)])
+        var driverArguments = [script, "--dashboard", try dashboardBinary(), "--rooms", String(rooms), "--per-room", String(perRoom)]
+        if let fillCache { driverArguments += ["--fill-cache", URL(fileURLWithPath: fillCache).standardizedFileURL.path] }
+        if let secondLog { driverArguments += ["--second-log", URL(fileURLWithPath: secondLog).standardizedFileURL.path] }
+        let output = try runCommand(interpreter, driverArguments)
         guard let last = output.split(separator: "\n").last,
               let result = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Double] else {
             throw BenchError("the driver printed no result")
@@ -32,7 +38,11 @@ enum MatrixHistoryBenchmark {
         let busy50 = result["busy_p50"] ?? 0, busy99 = result["busy_p99"] ?? 0
         let idle50 = result["idle_p50"] ?? 0, idle99 = result["idle_p99"] ?? 0
         let rate = result["ingest_per_second"] ?? 0
-        print(String(format: "  filled Synapse in %.0f s (%.0f messages/s)", result["fill_seconds"] ?? 0, result["fill_rate"] ?? 0))
+        if result["fill_cached"] == 1 {
+            print("  filled Synapse from the cache in \(fillCache ?? "?") (made by an earlier run of this size)")
+        } else {
+            print(String(format: "  filled Synapse in %.0f s (%.0f messages/s)", result["fill_seconds"] ?? 0, result["fill_rate"] ?? 0))
+        }
         print(String(format: "  complete copy: dashboard %.1f s, bare client %.1f s (runs: %.1f s, %.1f s), ratio %.2f (goal <= 1.2)",
                      ours, bare, result["bare_first"] ?? 0, result["bare_second"] ?? 0, ours / bare))
         print(String(format: "  ingest while fetching: %.0f messages/s", rate))
@@ -56,6 +66,8 @@ enum MatrixHistoryBenchmark {
         parser.add_argument("--rooms", type=int, default=20)
         parser.add_argument("--per-room", type=int, default=2500)
         parser.add_argument("--live", type=int, default=60, help="live messages timed in each phase")
+        parser.add_argument("--fill-cache", help="a folder keeping the filled database for the next run of this size")
+        parser.add_argument("--second-log", help="where the second dashboard's trace-level log goes")
         args = parser.parse_args()
         PAGE = 250  # the largest page of older history the dashboard asks for (HistoryPolicy.pageSizes)
         FILTER = urllib.parse.quote(json.dumps({"lazy_load_members": True}))
@@ -104,17 +116,35 @@ enum MatrixHistoryBenchmark {
             return time.perf_counter() - started, events
 
         try:
-            start_synapse()
+            cached = f"{args.fill_cache}/matrix-history-{args.rooms}x{args.per_room}" if args.fill_cache else None
+            fill_cached = bool(cached and os.path.exists(f"{cached}/homeserver.db"))
+            if fill_cached:
+                # The same homeserver as the run that filled it: its database and its signing key.
+                for name in ("homeserver.db", "signing.key"):
+                    shutil.copyfile(f"{cached}/{name}", f"{folder}/{name}")
+            start_synapse(register=not fill_cached)
             bob, alice = login("bob", "BENCHBOB"), login("alice", "BENCHALICE")
-            rooms = []
-            for index in range(args.rooms):
-                room = call(port, "POST", "/_matrix/client/v3/createRoom", {"name": f"Room {index + 1}", "invite": ["@alice:localhost"]}, token=bob)["room_id"]
-                call(port, "POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=alice)
-                rooms.append(room)
-            started = time.perf_counter()
-            fill(rooms, bob)
-            fill_seconds = time.perf_counter() - started
-            print(f"filled {args.rooms * args.per_room} messages in {fill_seconds:.0f} s", file=sys.stderr)
+            fill_seconds = 0
+            if fill_cached:
+                rooms = sorted(call(port, "GET", "/_matrix/client/v3/joined_rooms", token=alice)["joined_rooms"])
+                print(f"filled from {cached}: {len(rooms)} rooms", file=sys.stderr)
+            else:
+                rooms = []
+                for index in range(args.rooms):
+                    room = call(port, "POST", "/_matrix/client/v3/createRoom", {"name": f"Room {index + 1}", "invite": ["@alice:localhost"]}, token=bob)["room_id"]
+                    call(port, "POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=alice)
+                    rooms.append(room)
+                started = time.perf_counter()
+                fill(rooms, bob)
+                fill_seconds = time.perf_counter() - started
+                print(f"filled {args.rooms * args.per_room} messages in {fill_seconds:.0f} s", file=sys.stderr)
+                if cached:
+                    # A consistent copy while Synapse runs (SQLite's online backup).
+                    os.makedirs(cached, exist_ok=True)
+                    with sqlite3.connect(f"{folder}/homeserver.db") as source, sqlite3.connect(f"{cached}/homeserver.db.partial") as copy:
+                        source.backup(copy)
+                    shutil.copyfile(f"{folder}/signing.key", f"{cached}/signing.key")
+                    os.replace(f"{cached}/homeserver.db.partial", f"{cached}/homeserver.db")
 
             bare_first, events = bare_client("BARE1")
             print(f"bare client: {events} events in {bare_first:.1f} s", file=sys.stderr)
@@ -123,12 +153,13 @@ enum MatrixHistoryBenchmark {
             arrivals, lock = {}, threading.Lock()
             stop = threading.Event()
 
-            def start_dashboard(name):
+            def start_dashboard(name, log=None):
                 # A dashboard of its own store (a new device of alice's) whose /api/poll is followed.
                 launched = time.perf_counter()
-                process = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/{name}.sqlite", "--always-on", "--log-level", "warning",
+                process = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/{name}.sqlite", "--always-on",
+                                            "--log-level", "trace" if log else "warning",
                                             "--upstream", f"matrix+http://127.0.0.1:{port}", "--matrix-user", "@alice:localhost"],
-                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment, text=True)
+                                           stdout=subprocess.PIPE, stderr=open(log, "w") if log else subprocess.DEVNULL, env=environment, text=True)
                 processes.append(process)
                 url = urllib.parse.urlparse(process.stdout.readline().split()[-1])
                 dashboard = {"port": url.port, "token": urllib.parse.parse_qs(url.query)["token"][0], "launched": launched, "process": process}
@@ -192,7 +223,9 @@ enum MatrixHistoryBenchmark {
             first["process"].terminate()
             first["process"].wait(10)
             # 3. Live trips while a second dashboard (a fresh store) fetches the same history.
-            second = start_dashboard("second")
+            second = start_dashboard("second", log=args.second_log)
+            if args.second_log:
+                print(f"the second dashboard logs to {args.second_log}", file=sys.stderr)
             busy = []
             while not history(second)["complete"] and len(busy) < args.live:
                 busy.append(trip(f"busy{len(busy)}"))
@@ -216,8 +249,8 @@ enum MatrixHistoryBenchmark {
             bare = min(bare_first, bare_second)
             if len(busy) < 5:
                 print(f"only {len(busy)} live messages while fetching: history was done too soon for a p99", file=sys.stderr)
-            print(json.dumps({"ours_seconds": ours_seconds, "bare_seconds": bare, "bare_first": bare_first, "bare_second": bare_second,
-                              "fill_seconds": fill_seconds, "fill_rate": args.rooms * args.per_room / fill_seconds,
+            print(json.dumps({"fill_cached": 1 if fill_cached else 0, "ours_seconds": ours_seconds, "bare_seconds": bare, "bare_first": bare_first, "bare_second": bare_second,
+                              "fill_seconds": fill_seconds, "fill_rate": args.rooms * args.per_room / fill_seconds if fill_seconds else 0,
                               "ingest_per_second": fetched / ours_seconds,
                               "busy_p50": statistics.median(busy), "busy_p99": percentile(busy, 0.99),
                               "idle_p50": statistics.median(idle), "idle_p99": percentile(idle, 0.99),

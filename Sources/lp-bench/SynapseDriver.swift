@@ -6,7 +6,7 @@ import Foundation
 /// every process started and removes the folder. Run by Synapse's own Python.
 enum SynapseDriver {
     static let prelude = #"""
-        import argparse, base64, http.client, json, os, secrets, shutil, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.parse
+        import argparse, base64, http.client, json, os, secrets, shutil, socket, sqlite3, statistics, subprocess, sys, tempfile, threading, time, urllib.parse
 
         def free_port():
             with socket.socket() as s:
@@ -85,7 +85,7 @@ enum SynapseDriver {
                 raise RuntimeError(f"{method} {path}: {response.status} {data[:200]!r}")
             return json.loads(data) if data else {}
 
-        def start_synapse():
+        def start_synapse(register=True):
             processes.append(subprocess.Popen([sys.executable, "-m", "synapse.app.homeserver", "-c", f"{folder}/homeserver.yaml"],
                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             for _ in range(600):
@@ -94,7 +94,7 @@ enum SynapseDriver {
                     break
                 except Exception:
                     time.sleep(0.1)
-            for user in ("alice", "bob"):
+            for user in ("alice", "bob") if register else ():
                 subprocess.run([sys.executable, "-m", "synapse._scripts.register_new_matrix_user", "-u", user, "-p", user + "-password",
                                 "--no-admin", "-k", secret, f"http://127.0.0.1:{port}"], check=True, stdout=subprocess.DEVNULL)
         def login(user, device):
