@@ -50,6 +50,10 @@ public actor SyncEngine {
     /// The next poll answers at once: a catch-up after a reconnection, for an upstream without
     /// `lastMessageInfo` (its answer then says it is what was missed).
     private var catchUpPending = false
+    /// Connected to an upstream that catches up through its first answer (Matrix's first sync of
+    /// a new device can take seconds): the connection is live once that answer is stored, since
+    /// a message sent before then shows only after it.
+    private var liveOnFirstAnswer = false
     /// Who waits for the next try to end (`retryAndWait`): true when it connected and the poll was
     /// not refused within `tryAgainSettle` (or answered).
     var outcomeWaiters = Waiters<Bool>()
@@ -292,7 +296,8 @@ public actor SyncEngine {
             try ensureCurrent(tag)
             clear(.storageFailure)
         }
-        connected()
+        liveOnFirstAnswer = catchUpPending
+        if !liveOnFirstAnswer { connected() }
     }
 
     /// One hanging request and its batch.
@@ -311,6 +316,10 @@ public actor SyncEngine {
         update { $0.attempt = 0; $0.lastSuccessAt = answeredAt }
         try await store(answer, tag)
         reportBatch(.stored)
+        if liveOnFirstAnswer {
+            liveOnFirstAnswer = false
+            connected()
+        }
     }
 
     private func poll(_ tag: UUID) async throws -> CallOutcome<MessagesAnswer> {

@@ -21,6 +21,19 @@ struct UpstreamWithoutNewestIDsTests {
         return MessagesAnswer(messages: messages.isEmpty ? [:] : ["1": messages], cursors: ["1": cursor], delivery: delivery)
     }
 
+    @Test func itIsLiveOnlyOnceTheFirstSyncIsStoredAndHistoryWaitsForThat() async throws {
+        let harness = try harness()
+        await harness.engine.activate()
+        let first = await harness.upstream.next(.messages)
+        // A new device's first sync can take seconds: a message sent meanwhile shows only after it.
+        #expect(await harness.engine.connectionStatus().state == .connecting)
+        #expect(await harness.engine.liveToken() == nil, "history does not start beside the first sync")
+        first.succeed(events(["a"], cursor: "s1", delivery: .history))
+        _ = await harness.upstream.next(.messages)
+        #expect(await harness.engine.connectionStatus().state == .live)
+        #expect(await harness.engine.liveToken() == "t1")
+    }
+
     @Test func catchUpIsAskedAfterEachConnectionAndTheDeclaredDeliveryIsKept() async throws {
         let harness = try harness()
         await harness.engine.activate()
