@@ -161,6 +161,7 @@ public actor MessageStore {
                 var related: [UpstreamMessage] = []
                 var insertedEvents: [String] = []
                 var encryptedChats: Set<Int64> = []
+                var sent: [Int64] = []
                 for message in batch {
                     if message.relation != nil {
                         related.append(message)
@@ -194,8 +195,12 @@ public actor MessageStore {
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
+                    let inserted = connection.changes == 1
+                    // A send's answer or its echo, whichever comes first, takes its entry out of the outbox.
+                    let outboxID = try message.sendKey.flatMap { try OutboxQueries.leave(connection, account: account, upstreamKey: $0) }
+                    if let outboxID { sent.append(outboxID) }
                     if let name = message.chatName { chatNames[message.chatId] = name }
-                    guard connection.changes == 1 else {
+                    guard inserted else {
                         if message.eventId == nil { highest = max(highest, id) }
                         continue
                     }
@@ -217,7 +222,10 @@ public actor MessageStore {
                                                kind: message.kind, senderName: message.senderName, media: message.media,
                                                isReply: message.replyTo != nil,
                                                replyTo: try message.replyTo.flatMap { try storedID(of: $0, account: account) }))
-                    chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt, unread: unread.counts(id))
+                    fresh[fresh.count - 1].outboxId = outboxID
+                    // What the person sent from here is never unread to them.
+                    chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt,
+                                                                     unread: message.sendKey == nil && unread.counts(id))
                 }
                 let upsertChat = try connection.statement(StoreSQL.upsertChat)
                 for (chatID, chat) in chats {
@@ -247,6 +255,7 @@ public actor MessageStore {
                     }
                 }
                 var outcome = AppliedBatch(fresh: fresh)
+                outcome.sent = sent
                 if !related.isEmpty || !insertedEvents.isEmpty {
                     addedBytes += try relations.apply(related, inserted: insertedEvents, to: &outcome)
                 }

@@ -67,6 +67,10 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var media: Media?
     /// The event id of the message this one replies to (Matrix `m.in_reply_to`).
     public var replyTo: String?
+    /// The key it was sent under, when the account sent it from this dashboard (CONTRACT
+    /// section 11: the protocol's `Idempotency-Key`, a Matrix `unsigned.transaction_id`): storing
+    /// it takes its entry out of the outbox.
+    public var sendKey: String?
 
     /// A message's file (CONTRACT section 10, `media`): its name, type and size as the sender
     /// said, and where the upstream serves it (nil: it cannot be fetched here, e.g. an encrypted
@@ -102,8 +106,9 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     }
 
     public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil,
-                relation: Relation? = nil) {
+                relation: Relation? = nil, sendKey: String? = nil) {
         self.relation = relation
+        self.sendKey = sendKey
         self.id = id
         self.chatId = chatId
         self.sender = sender

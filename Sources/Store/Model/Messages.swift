@@ -34,6 +34,9 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var replyTo: Int64?
     /// Whether it is a reply at all (`replyTo` may still be nil).
     public var isReply = false
+    /// The outbox entry it was sent as, when it came in as the answer or echo of a send from here
+    /// (the page then replaces its local echo with it).
+    public var outboxId: Int64?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
                 chatName: String? = nil, editedAt: String? = nil, kind: UpstreamMessage.Kind = .text, senderName: String? = nil,
@@ -70,6 +73,8 @@ public struct AppliedBatch: Sendable, Equatable {
     /// The chats this batch changed, as they stand after it (counts, newest message, membership),
     /// most recently active first.
     public var chats: [ChatSummary] = []
+    /// Outbox entries whose message this batch stored: they left the outbox.
+    public var sent: [Int64] = []
 
     public init(fresh: [StoredMessage] = [], changed: [StoredMessage] = [], removed: [RemovedMessage] = [], read: [Int64] = [],
                 usage: StorageUsage? = nil) {

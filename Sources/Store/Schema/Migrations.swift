@@ -204,6 +204,33 @@ enum Migrations {
         """
         CREATE INDEX messages_unreadable ON messages (account, chat_id) WHERE kind = 'encrypted';
         """,
+        // 17: sending (CONTRACT section 11). The outbox holds what the person wrote until the
+        // upstream has it, each entry with the key it carries upstream (written before the first
+        // byte goes, so a lost answer is sent again under the same key); an entry leaves in the
+        // transaction that stores the sent message. The page's idempotency keys stay after that
+        // (with a digest of the text), so the same request again is the same answer, never a
+        // second message.
+        """
+        CREATE TABLE outbox (
+            outbox_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+            account      INTEGER NOT NULL CHECK (account IN (0, 1)),
+            chat_id      INTEGER NOT NULL,
+            text         TEXT NOT NULL,
+            upstream_key TEXT NOT NULL UNIQUE,
+            state        TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sending', 'failed')),
+            created_at   TEXT NOT NULL,
+            attempts     INTEGER NOT NULL DEFAULT 0,
+            failure      TEXT,
+            failure_detail TEXT
+        );
+        CREATE TABLE outbox_requests (
+            account     INTEGER NOT NULL,
+            request_key TEXT NOT NULL,
+            outbox_id   INTEGER NOT NULL,
+            text_digest INTEGER NOT NULL,
+            PRIMARY KEY (account, request_key)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

@@ -1,0 +1,215 @@
+import SQLite
+
+/// A message the person wrote that the upstream does not have yet (CONTRACT section 11).
+public struct OutboxEntry: Sendable, Equatable {
+    public var id: Int64
+    public var account: AccountRole
+    public var chatId: Int64
+    public var text: String
+    public var state: OutboxState
+    public var createdAt: String
+    /// The key it carries upstream (the protocol's `Idempotency-Key`, a Matrix `txnId`): the same
+    /// on every try, so the upstream keeps it once however many answers were lost.
+    public var upstreamKey: String
+    /// Tries so far (a try whose answer was lost counts).
+    public var attempts: Int
+    /// Why the upstream refused it, when `state` is `failed`.
+    public var failure: SendRefusal?
+
+    public init(id: Int64, account: AccountRole, chatId: Int64, text: String, state: OutboxState, createdAt: String, upstreamKey: String,
+                attempts: Int = 0, failure: SendRefusal? = nil) {
+        self.id = id
+        self.account = account
+        self.chatId = chatId
+        self.text = text
+        self.state = state
+        self.createdAt = createdAt
+        self.upstreamKey = upstreamKey
+        self.attempts = attempts
+        self.failure = failure
+    }
+}
+
+/// Where an outbox entry is. Offline, backing off, rate limited or stopped syncing is `queued`:
+/// only a refusal that trying again will not change is `failed`.
+public enum OutboxState: String, Sendable, Equatable, CaseIterable {
+    case queued, sending, failed
+}
+
+/// Why the upstream will not take a message, whatever the number of tries.
+public struct SendRefusal: Sendable, Equatable {
+    public enum Reason: String, Sendable, Equatable, CaseIterable {
+        /// 413, Matrix `M_TOO_LARGE`.
+        case tooLarge = "too-large"
+        /// 403, Matrix `M_FORBIDDEN`: the account may not write there.
+        case forbidden
+        /// The chat is gone upstream (404, a room the account is no longer in).
+        case chatGone = "chat-gone"
+    }
+
+    public var reason: Reason
+    /// The upstream's own words, for the person (may be empty).
+    public var detail: String
+
+    public init(_ reason: Reason, detail: String = "") {
+        self.reason = reason
+        self.detail = detail
+    }
+}
+
+/// What writing a message into the outbox came to.
+public enum OutboxAdmission: Sendable, Equatable {
+    /// Queued now.
+    case queued(OutboxEntry)
+    /// The same request came before: this is its outbox id; nothing new is queued.
+    case repeated(outboxId: Int64)
+    /// The same request key came before with another text.
+    case keyReused
+    case noSuchChat
+    /// The account is no longer in the chat (an archive): nothing can be sent there.
+    case archived
+}
+
+/// Why an entry could not be taken out of the outbox.
+public enum OutboxRemoval: Sendable, Equatable {
+    case removed(OutboxEntry)
+    /// It is being sent right now: its fate is the upstream's answer.
+    case sending
+    case notFound
+}
+
+extension MessageStore {
+    /// Writes `text` into the outbox for `chat`, under the page's `requestKey`, with the key it
+    /// will carry upstream, before anything is sent. The same request key again is the first
+    /// answer; with another text, `keyReused`.
+    public func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
+                        createdAt: String) throws(StoreError) -> OutboxAdmission {
+        let connection = connectionForReading
+        let digest = OutboxDigest.of(text)
+        do {
+            return try connection.transaction { () throws -> OutboxAdmission in
+                let earlier = try connection.statement("SELECT outbox_id, text_digest FROM outbox_requests WHERE account = ?1 AND request_key = ?2")
+                    .query([.integer(account.rawValue), .text(requestKey)]) { (id: $0.int64(at: 0), digest: $0.int64(at: 1)) }.first
+                if let earlier { return earlier.digest == digest ? .repeated(outboxId: earlier.id) : .keyReused }
+                let membership = try connection.statement("SELECT membership FROM chats WHERE account = ?1 AND chat_id = ?2")
+                    .query([.integer(account.rawValue), .integer(chat)]) { ChatMembership(rawValue: $0.string(at: 0)) ?? .join }.first
+                guard let membership else { return .noSuchChat }
+                guard membership == .join else { return .archived }
+                try connection.statement("""
+                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                    """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt))
+                let id = connection.lastInsertRowID
+                try connection.statement("INSERT INTO outbox_requests (account, request_key, outbox_id, text_digest) VALUES (?1, ?2, ?3, ?4)")
+                    .run(.integer(account.rawValue), .text(requestKey), .integer(id), .integer(digest))
+                return .queued(OutboxEntry(id: id, account: account, chatId: chat, text: text, state: .queued, createdAt: createdAt,
+                                           upstreamKey: upstreamKey))
+            }
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
+    /// What is not sent yet, oldest first (all accounts).
+    public func outbox() throws(StoreError) -> [OutboxEntry] {
+        do {
+            return try OutboxQueries.entries(connectionForReading, where: "1")
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// One entry, if it is still in the outbox.
+    public func outboxEntry(_ id: Int64) throws(StoreError) -> OutboxEntry? {
+        do {
+            return try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// Moves an entry to `state` (a refusal with `failed`); a try begun (`sending`) is counted.
+    /// The entry as it is now, nil when it has left the outbox.
+    @discardableResult
+    public func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal? = nil) throws(StoreError) -> OutboxEntry? {
+        let refusal = state == .failed ? refusal : nil
+        do {
+            try connectionForReading.statement("""
+                UPDATE outbox SET state = ?2, attempts = attempts + (?2 = 'sending'), failure = ?3, failure_detail = ?4 WHERE outbox_id = ?1
+                """).run(.integer(id), .text(state.rawValue), refusal.map { .text($0.reason.rawValue) } ?? .null,
+                         refusal.map { .text($0.detail) } ?? .null)
+            return try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
+    /// After a restart nothing is on its way: what was `sending` may or may not have reached the
+    /// upstream, so it is `queued` again and goes under the same key. The entries so moved.
+    public func requeueInterruptedSends() throws(StoreError) -> [OutboxEntry] {
+        do {
+            let interrupted = try OutboxQueries.entries(connectionForReading, where: "state = 'sending'")
+            try connectionForReading.execute("UPDATE outbox SET state = 'queued' WHERE state = 'sending'")
+            return interrupted.map { var entry = $0; entry.state = .queued; return entry }
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
+    /// Takes an entry out of the outbox unsent (Delete); one being sent right now stays.
+    public func discardOutbox(_ id: Int64) throws(StoreError) -> OutboxRemoval {
+        do {
+            guard let entry = try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first else { return .notFound }
+            guard entry.state != .sending else { return .sending }
+            try connectionForReading.statement("DELETE FROM outbox WHERE outbox_id = ?1").run(.integer(id))
+            return .removed(entry)
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+}
+
+extension StoreReader {
+    /// As ``MessageStore/outbox()``, without waiting behind the writer.
+    public func outbox() throws(StoreError) -> [OutboxEntry] {
+        do {
+            return try OutboxQueries.entries(connectionForReading, where: "1")
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+}
+
+enum OutboxQueries {
+    /// `condition` is SQL of this file's own making, never of a caller's text.
+    static func entries(_ connection: SQLiteConnection, where condition: String) throws -> [OutboxEntry] {
+        try connection.statement("""
+            SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail
+            FROM outbox WHERE \(condition) ORDER BY outbox_id
+            """).query { row in
+            OutboxEntry(id: row.int64(at: 0), account: AccountRole(rawValue: row.int64(at: 1)) ?? .primary, chatId: row.int64(at: 2),
+                        text: row.string(at: 3), state: OutboxState(rawValue: row.string(at: 4)) ?? .queued, createdAt: row.string(at: 5),
+                        upstreamKey: row.string(at: 6), attempts: Int(row.int64(at: 7)),
+                        failure: row.isNull(at: 8) ? nil : SendRefusal(SendRefusal.Reason(rawValue: row.string(at: 8)) ?? .forbidden,
+                                                                       detail: row.isNull(at: 9) ? "" : row.string(at: 9)))
+        }
+    }
+
+    /// Inside a batch's transaction: the entry sent under `upstreamKey` leaves the outbox; its id.
+    static func leave(_ connection: SQLiteConnection, account: AccountRole, upstreamKey: String) throws -> Int64? {
+        try connection.statement("DELETE FROM outbox WHERE account = ?1 AND upstream_key = ?2 RETURNING outbox_id")
+            .query([.integer(account.rawValue), .text(upstreamKey)]) { $0.int64(at: 0) }.first
+    }
+}
+
+/// A 64-bit FNV-1a digest of a text, to tell a repeated request from a key reused for another
+/// text without keeping every sent text twice. Stable across runs (Swift's `Hasher` is not).
+enum OutboxDigest {
+    static func of(_ text: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+}

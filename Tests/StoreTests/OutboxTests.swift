@@ -1,0 +1,122 @@
+import Foundation
+@testable import Store
+import Testing
+import Upstream
+
+/// The outbox (CONTRACT section 11) in a real SQLite file: written before anything is sent, kept
+/// across a reopen, left in the transaction that stores the sent message.
+@Suite("Outbox")
+struct OutboxTests {
+    let folder: TemporaryFolder
+    var path: String { folder.path + "/store.sqlite" }
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    /// A store whose primary account has chat 1 (from a message of someone else).
+    private func storeWithAChat() async throws -> MessageStore {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply([UpstreamMessage(id: 1, chatId: 1, sender: "bob", text: "hi", sentAt: now)], to: .primary, receivedAt: now)
+        return store
+    }
+
+    private func queued(_ admission: OutboxAdmission) throws -> OutboxEntry {
+        guard case .queued(let entry) = admission else {
+            Issue.record("not queued: \(admission)")
+            throw CancellationError()
+        }
+        return entry
+    }
+
+    @Test func anEntryIsKeptAcrossAReopenWithTheKeyItCarriesUpstream() async throws {
+        let store = try await storeWithAChat()
+        let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        #expect(entry.state == .queued)
+        await store.close()
+        let reopened = try MessageStore(location: .file(path))
+        #expect(try await reopened.outbox() == [entry])
+        let reader = try StoreReader(path: path)
+        #expect(try await reader.outbox() == [entry])
+    }
+
+    @Test func theSameRequestAgainIsTheFirstAnswerAndAnotherTextUnderItsKeyIsRefused() async throws {
+        let store = try await storeWithAChat()
+        let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        #expect(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u2", createdAt: now) == .repeated(outboxId: entry.id))
+        #expect(try await store.enqueue("other", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u3", createdAt: now) == .keyReused)
+        #expect(try await store.outbox().count == 1)
+        // Still the same answer once it was sent and left the outbox.
+        _ = try await store.apply([UpstreamMessage(id: 2, chatId: 1, sender: "me", text: "hello", sentAt: now, sendKey: "u1")], to: .primary,
+                                  receivedAt: now, cursor: nil)
+        #expect(try await store.outbox().isEmpty)
+        #expect(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u4", createdAt: now) == .repeated(outboxId: entry.id))
+    }
+
+    @Test func anUnknownChatOrOneTheAccountLeftTakesNothing() async throws {
+        let store = try await storeWithAChat()
+        #expect(try await store.enqueue("x", to: 9, of: .primary, requestKey: "a", upstreamKey: "ua", createdAt: now) == .noSuchChat)
+        #expect(try await store.enqueue("x", to: 1, of: .linked, requestKey: "a", upstreamKey: "ua", createdAt: now) == .noSuchChat)
+        _ = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: nil, chats: ChatChanges(membership: [1: .leave]))
+        #expect(try await store.enqueue("x", to: 1, of: .primary, requestKey: "a", upstreamKey: "ua", createdAt: now) == .archived)
+        #expect(try await store.outbox().isEmpty)
+    }
+
+    @Test func theSentMessageLeavesTheOutboxInItsOwnBatchOnceAndIsNeverUnread() async throws {
+        let store = try await storeWithAChat()
+        let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        let sent = try await store.applyBatch([UpstreamMessage(id: 2, chatId: 1, sender: "me", text: "hello", sentAt: now, sendKey: "u1")],
+                                              to: .primary, receivedAt: now, cursor: nil, unread: .all)
+        #expect(sent.sent == [entry.id])
+        #expect(sent.fresh.map(\.outboxId) == [entry.id])
+        #expect(sent.chats.first?.unread == 0, "a batch counted as live, and still the message sent from here is not unread")
+        // The echo through the next poll is the same id: stored once, nothing left to take out.
+        let echo = try await store.applyBatch([UpstreamMessage(id: 2, chatId: 1, sender: "me", text: "hello", sentAt: now)],
+                                              to: .primary, receivedAt: now, cursor: "2", unread: .all)
+        #expect(echo.fresh.isEmpty && echo.sent.isEmpty)
+        #expect(try await store.allIDs(.primary) == [1, 2])
+    }
+
+    @Test func aMatrixEchoThatComesBeforeTheAnswerTakesTheEntryOutAndTheAnswerThenChangesNothing() async throws {
+        let store = try MessageStore(location: .file(path))
+        _ = try await store.apply([UpstreamMessage(id: 0, chatId: 1, sender: "@bob:hs", text: "hi", sentAt: now, eventId: "$bob")],
+                                  to: .primary, receivedAt: now, cursor: "s1")
+        let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "txn1", createdAt: now))
+        let echo = try await store.applyBatch([UpstreamMessage(id: 0, chatId: 1, sender: "@me:hs", text: "hello", sentAt: now, eventId: "$mine",
+                                                               sendKey: "txn1")], to: .primary, receivedAt: now, cursor: "s2", unread: .all)
+        #expect(echo.sent == [entry.id])
+        let answer = try await store.applyBatch([UpstreamMessage(id: 0, chatId: 1, sender: "@me:hs", text: "hello", sentAt: now, eventId: "$mine",
+                                                                 sendKey: "txn1")], to: .primary, receivedAt: now, cursor: nil)
+        #expect(answer.fresh.isEmpty && answer.sent.isEmpty)
+        #expect(try await store.messages(of: .primary, limit: 10).messages.count == 2)
+    }
+
+    @Test func statesMoveAsTheSenderSaysAndARestartSendsWhatWasOnItsWayAgain() async throws {
+        let store = try await storeWithAChat()
+        let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        let sending = try #require(try await store.setOutboxState(entry.id, to: .sending))
+        #expect(sending.state == .sending && sending.attempts == 1)
+        #expect(try await store.discardOutbox(entry.id) == .sending, "one on its way is not deleted under it")
+        await store.close()
+        let reopened = try MessageStore(location: .file(path))
+        #expect(try await reopened.requeueInterruptedSends().map(\.id) == [entry.id])
+        #expect(try await reopened.outbox().map(\.state) == [.queued])
+        let failed = try #require(try await reopened.setOutboxState(entry.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "M_TOO_LARGE")))
+        #expect(failed.failure == SendRefusal(.tooLarge, detail: "M_TOO_LARGE"))
+        #expect(try await reopened.setOutboxState(entry.id, to: .queued)?.failure == nil, "Try again forgets the refusal")
+        guard case .removed(let removed) = try await reopened.discardOutbox(entry.id) else {
+            Issue.record("not removed")
+            return
+        }
+        #expect(removed.text == "hello")
+        #expect(try await reopened.discardOutbox(entry.id) == .notFound)
+    }
+
+    @Test func outboxIdsAreNeverGivenTwiceEvenAfterTheNewestLeft() async throws {
+        let store = try await storeWithAChat()
+        let first = try queued(try await store.enqueue("a", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        _ = try await store.discardOutbox(first.id)
+        let second = try queued(try await store.enqueue("b", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
+        #expect(second.id > first.id)
+    }
+}
