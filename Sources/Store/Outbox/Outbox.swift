@@ -118,15 +118,6 @@ extension MessageStore {
         }
     }
 
-    /// One entry, if it is still in the outbox.
-    public func outboxEntry(_ id: Int64) throws(StoreError) -> OutboxEntry? {
-        do {
-            return try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first
-        } catch {
-            throw Self.storeError(error, usage: nil, needed: 0)
-        }
-    }
-
     /// Moves an entry to `state` (a refusal with `failed`); a try begun (`sending`) is counted.
     /// The entry as it is now, nil when it has left the outbox.
     @discardableResult
