@@ -23,9 +23,10 @@ extension MessagesAnswer {
 
 extension UpstreamMessage {
     /// Reads one message object; every field must be there but `chatName` (an extension the
-    /// built-in simulator sends: the chat's name), unknown ones are skipped.
+    /// built-in simulator sends: the chat's name) and `sendKey` (the `Idempotency-Key` a message
+    /// of the account's own was sent under, CONTRACT section 11), unknown ones are skipped.
     init(reading reader: inout JSONReader) throws {
-        var id: Int64?, chatId: Int64?, sender: String?, text: String?, sentAt: String?, chatName: String?
+        var id: Int64?, chatId: Int64?, sender: String?, text: String?, sentAt: String?, chatName: String?, sendKey: String?
         try reader.readObject { reader, key in
             switch key {
             case "id": id = try reader.readInt64()
@@ -34,12 +35,13 @@ extension UpstreamMessage {
             case "text": text = try reader.readString()
             case "sentAt": sentAt = try reader.readString()
             case "chatName": chatName = reader.readNullIfPresent() ? nil : try reader.readString()
+            case "sendKey": sendKey = reader.readNullIfPresent() ? nil : try reader.readString()
             default: try reader.skipValue()
             }
         }
         guard let id, let chatId, let sender, let text, let sentAt else {
             throw reader.error("a message without id, chatId, sender, text or sentAt")
         }
-        self.init(id: id, chatId: chatId, sender: sender, text: text, sentAt: sentAt, chatName: chatName)
+        self.init(id: id, chatId: chatId, sender: sender, text: text, sentAt: sentAt, chatName: chatName, sendKey: sendKey)
     }
 }

@@ -12,7 +12,7 @@ import Upstream
 /// API can deadlock on cancellation (swift-corelibs-foundation #5412). A crash is not a
 /// recoverable error. Our client runs on the same epoll loop as the server, closes the socket on
 /// Task cancellation, and turns every failure into a typed error. It speaks plain `http://`.
-public final class ChatServerUpstream: UpstreamAPI {
+public final class ChatServerUpstream: UpstreamAPI, MessageSending {
     public let baseURL: URL
     public var location: String { baseURL.absoluteString }
     private let client: HTTPClient
@@ -67,17 +67,34 @@ public final class ChatServerUpstream: UpstreamAPI {
         return answer.storageQuotaBytes
     }
 
+    /// `POST /v1/messages` (CONTRACT section 11): the answer's id, and the message as the
+    /// protocol's poll will bring it back (its own sender, the key it went under).
+    public func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
+        struct Answer: Decodable { var id: Int64 }
+        var body = JSONWriter(capacity: 64 + message.text.utf8.count)
+        body.raw(#"{"userId":"#); body.number(message.userId)
+        body.raw(#","chatId":"#); body.number(message.chatId)
+        body.raw(#","text":"#); body.string(message.text)
+        body.raw("}")
+        let answer: Answer = try await call("POST", "/v1/messages", token: token, body: body.bytes, headers: ["Idempotency-Key": message.key],
+                                            refusals: true)
+        return UpstreamMessage(id: answer.id, chatId: message.chatId, sender: UpstreamMessage.ownSender, text: message.text,
+                               sentAt: message.writtenAt, sendKey: message.key)
+    }
+
     // MARK: Plumbing
 
+    /// `refusals`: 403, 404 and 413 say the call will never succeed as it is (a send's refusals).
     private func call<Answer: Decodable>(_ method: String, _ pathAndQuery: String, token: String? = nil, body: [UInt8] = [],
-                                         headers: HTTPHeaders = [:], timeout: Duration = .seconds(10)) async throws(UpstreamError) -> Answer {
-        try await call(method, pathAndQuery, token: token, body: body, headers: headers, timeout: timeout) { bytes in
+                                         headers: HTTPHeaders = [:], timeout: Duration = .seconds(10),
+                                         refusals: Bool = false) async throws(UpstreamError) -> Answer {
+        try await call(method, pathAndQuery, token: token, body: body, headers: headers, timeout: timeout, refusals: refusals) { bytes in
             try JSONDecoder().decode(Answer.self, from: Data(bytes))
         }
     }
 
     private func call<Answer>(_ method: String, _ pathAndQuery: String, token: String? = nil, body: [UInt8] = [],
-                              headers: HTTPHeaders = [:], timeout: Duration = .seconds(10),
+                              headers: HTTPHeaders = [:], timeout: Duration = .seconds(10), refusals: Bool = false,
                               decode: ([UInt8]) throws -> Answer) async throws(UpstreamError) -> Answer {
         var request = HTTPClientRequest(method: method, target: basePath + pathAndQuery, headers: headers, body: body)
         request.headers.add("Accept", "application/json")
@@ -109,6 +126,9 @@ public final class ChatServerUpstream: UpstreamAPI {
         case 401: throw .unauthorized
         case 402: throw .paymentDeclined
         case 409: throw .anotherPoller
+        case 403 where refusals: throw .refused(SendRefusal(.forbidden, detail: Self.said(response.body)))
+        case 404 where refusals: throw .refused(SendRefusal(.chatGone, detail: Self.said(response.body)))
+        case 413 where refusals: throw .refused(SendRefusal(.tooLarge, detail: Self.said(response.body)))
         case 500...599: throw .serverError(status: response.status)
         default: throw .badResponse("\(method) \(pathAndQuery): unexpected status \(response.status)")
         }
@@ -123,6 +143,12 @@ public final class ChatServerUpstream: UpstreamAPI {
         case let error as JSONReadError: "not the JSON expected (\(error))"
         default: "\(error)"
         }
+    }
+
+    /// The server's own words in an error answer (`{"error": "..."}`), or nothing.
+    private static func said(_ body: [UInt8]) -> String {
+        struct ErrorBody: Decodable { var error: String }
+        return (try? JSONDecoder().decode(ErrorBody.self, from: Data(body.prefix(4096))))?.error ?? ""
     }
 
     private static func preview(_ body: [UInt8]) -> String {

@@ -219,7 +219,7 @@ public struct SyncPolicy: Sendable, Equatable {
             return .fail(EngineProblem(kind: .anotherPoller, debug: "\(error)"), atLeast: anotherPollerWait)
         case .serverError:
             return .fail(EngineProblem(kind: .upstreamError, debug: "\(error)"), atLeast: .zero)
-        case .badResponse, .paymentDeclined, .forbidden, .tooLarge:
+        case .badResponse, .paymentDeclined, .forbidden, .tooLarge, .refused:
             return .fail(EngineProblem(kind: .badResponse, debug: "\(error)"), atLeast: .zero)
         case .unreachable, .timedOut:
             return .fail(EngineProblem(kind: .unreachable, debug: "\(error)"), atLeast: .zero)

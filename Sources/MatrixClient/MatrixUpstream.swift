@@ -36,7 +36,7 @@ public protocol MatrixCredentialKeeper: Sendable {
 /// Each room's earlier history, from before the first sync, is read backwards through
 /// `OlderHistory` from where the room was first seen (its first `prev_batch`), by the engine's
 /// history fetcher; gaps and history walk `/messages` the same way (`page(of:from:to:limit:)`).
-public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, ReadMarkers, MediaSource {
+public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, ReadMarkers, MediaSource, MessageSending {
     public let homeserver: URL
     public var location: String { "matrix+" + homeserver.absoluteString }
     public var features: UpstreamFeatures { UpstreamFeatures(kind: "matrix", linkedAccount: false, sellsStorage: false) }
@@ -237,6 +237,29 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let _: EmptyAnswer = try await call("POST", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/read_markers", token: token, body: Array(body))
     }
 
+    // MARK: MessageSending
+
+    /// `PUT /rooms/{roomId}/send/m.room.message/{txnId}` (CONTRACT section 11): the key is the
+    /// transaction id, which the homeserver keeps per device, so a send whose answer was lost goes
+    /// again under it and is stored once. Its echo in `/sync` carries the same id
+    /// (`unsigned.transaction_id`) and the event id returned here.
+    public func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
+        guard let roomID = message.upstreamChat ?? state.withLock({ $0.rooms[message.chatId] }) else {
+            throw .refused(SendRefusal(.chatGone, detail: "this dashboard does not know the room of chat \(message.chatId)"))
+        }
+        struct Sent: Decodable {
+            var eventId: String
+            enum CodingKeys: String, CodingKey { case eventId = "event_id" }
+        }
+        let body = (try? JSONSerialization.data(withJSONObject: ["msgtype": "m.text", "body": message.text])) ?? Data()
+        let sent: Sent = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/send/m.room.message/\(Self.encode(message.key))",
+                                        token: token, body: Array(body), refusals: true)
+        var stored = UpstreamMessage(id: 0, chatId: message.chatId, sender: user, text: message.text, sentAt: message.writtenAt,
+                                     eventId: sent.eventId, sendKey: message.key)
+        stored.chatEncrypted = state.withLock { $0.members.isEncrypted(roomID) }
+        return stored
+    }
+
     // MARK: MediaSource
 
     /// Authenticated media (`/_matrix/client/v1/media/...`, spec v1.11) with the account's token:
@@ -351,8 +374,9 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     /// an answer that may hold one (a sign-in's token) is never quoted in an error's detail.
     private func call<Answer: Decodable>(_ method: String, _ target: String, token: String? = nil, body: [UInt8] = [],
                                          timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false,
-                                         answerHoldsSecrets: Bool = false) async throws(UpstreamError) -> Answer {
-        let response = try await exchange(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized)
+                                         answerHoldsSecrets: Bool = false, refusals: Bool = false) async throws(UpstreamError) -> Answer {
+        let response = try await exchange(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized,
+                                          refusals: refusals)
         let path = target.prefix { $0 != "?" }
         do {
             return try JSONDecoder().decode(Answer.self, from: Data(response.body))
@@ -363,8 +387,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     }
 
     /// One request, its 2xx answer as it came; every other outcome an `UpstreamError`.
+    /// `refusals`: a 403, 404 or 413 (`M_FORBIDDEN`, `M_NOT_FOUND`, `M_TOO_LARGE`) says the call
+    /// will never succeed as it is (a send's refusals), in the homeserver's words.
     private func exchange(_ method: String, _ target: String, token: String?, body: [UInt8] = [], timeout: Duration,
-                          refusalIsUnauthorized: Bool = false, accept: String = "application/json",
+                          refusalIsUnauthorized: Bool = false, refusals: Bool = false, accept: String = "application/json",
                           maxBytes: Int = 64 * 1024 * 1024) async throws(UpstreamError) -> HTTPClientResponse {
         var request = HTTPClientRequest(method: method, target: basePath + target, body: body, maxResponseBytes: maxBytes)
         request.headers.add("Accept", accept)
@@ -394,6 +420,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             throw .unauthorized
         case 403 where refusalIsUnauthorized:
             throw .unauthorized
+        case 403 where refusals:
+            throw .refused(SendRefusal(.forbidden, detail: matrixError?.error ?? said))
+        case 404 where refusals:
+            throw .refused(SendRefusal(.chatGone, detail: matrixError?.error ?? said))
+        case 413 where refusals:
+            throw .refused(SendRefusal(.tooLarge, detail: matrixError?.error ?? said))
         case 403:
             throw .forbidden("\(method) \(path)\(said.isEmpty ? "" : " (\(said))")")
         case 429:

@@ -84,6 +84,8 @@ struct RoomEvent: Decodable, Sendable {
     var redacts: String?
     /// The event itself was redacted: `unsigned.redacted_because` is there.
     var isRedacted = false
+    /// The id this device sent it under (`unsigned.transaction_id`: only the sending device sees it).
+    var transactionId: String?
 
     /// The content fields read: a message's `body` and relation, a name event's `name`, an alias
     /// event's `alias`, a redaction's `redacts`. A field of another type than the spec's (a
@@ -182,9 +184,15 @@ struct RoomEvent: Decodable, Sendable {
 
     private struct Unsigned: Decodable {
         var redactedBecause: Bool
-        enum CodingKeys: String, CodingKey { case redactedBecause = "redacted_because" }
+        var transactionId: String?
+        enum CodingKeys: String, CodingKey {
+            case redactedBecause = "redacted_because"
+            case transactionId = "transaction_id"
+        }
         init(from decoder: any Decoder) throws {
-            redactedBecause = (try? decoder.container(keyedBy: CodingKeys.self).contains(.redactedBecause)) ?? false
+            let container = try? decoder.container(keyedBy: CodingKeys.self)
+            redactedBecause = container?.contains(.redactedBecause) ?? false
+            transactionId = try? container?.decodeIfPresent(String.self, forKey: .transactionId)
         }
     }
 
@@ -204,7 +212,9 @@ struct RoomEvent: Decodable, Sendable {
         stateKey = try? container.decodeIfPresent(String.self, forKey: .stateKey)
         content = try? container.decodeIfPresent(Content.self, forKey: .content)
         redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
-        isRedacted = (try? container.decodeIfPresent(Unsigned.self, forKey: .unsigned))?.redactedBecause ?? false
+        let unsigned = try? container.decodeIfPresent(Unsigned.self, forKey: .unsigned)
+        isRedacted = unsigned?.redactedBecause ?? false
+        transactionId = unsigned?.transactionId
     }
 }
 

@@ -132,7 +132,8 @@ extension UpstreamMessage {
             }
             guard let body = event.content?.body else { return nil }
             let text = relation?.inReplyTo == nil ? body : ReplyFallback.removed(from: body)
-            self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName)
+            self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName,
+                      sendKey: event.transactionId)
             replyTo = relation?.inReplyTo
             let kind = Self.kind(ofMessageType: event.content?.msgtype)
             if kind != .text { self.kind = kind }

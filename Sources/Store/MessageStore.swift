@@ -113,6 +113,14 @@ public actor MessageStore {
                   older: OlderPage(chatID: chatID, next: next))
     }
 
+    /// The upstream's answer to a send from here (CONTRACT section 11): the message as it now
+    /// has it, carrying its send key, stored in one transaction with its entry leaving the outbox
+    /// (``AppliedBatch/sent``). When its echo came first, the message is there already and the
+    /// entry left then: nothing changes. Never unread; the cursor stays where it is.
+    public func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) throws(StoreError) -> AppliedBatch {
+        try write([message], to: account, receivedAt: receivedAt, cursor: nil, unread: .none, changes: ChatChanges(), older: nil, sentHere: true)
+    }
+
     /// The chats of `account` whose older history is still to fetch, most recently active first.
     public func pendingHistory(of account: AccountRole) throws(StoreError) -> [HistoryStart] {
         do {
@@ -139,8 +147,11 @@ public actor MessageStore {
         var next: String?
     }
 
+    /// `sentHere`: the batch is the upstream's answer to a send from here, which says nothing of
+    /// where the stream stands (what others wrote before it may not have come yet): the cursor
+    /// and the newest id stay as they are.
     private func write(_ batch: [UpstreamMessage], to account: AccountRole, receivedAt: String, cursor: String?, unread: UnreadCounting,
-                       changes: ChatChanges, older: OlderPage?) throws(StoreError) -> AppliedBatch {
+                       changes: ChatChanges, older: OlderPage?, sentHere: Bool = false) throws(StoreError) -> AppliedBatch {
         var addedBytes: Int64 = 0
         let outcome: AppliedBatch
         do {
@@ -281,7 +292,7 @@ public actor MessageStore {
                 try history.record(changes.historyStarts)
                 if let older {
                     try history.advance(older.chatID, to: older.next, stored: fresh.count)
-                } else if let cursor = cursor ?? cursors[account] {
+                } else if !sentHere, let cursor = cursor ?? cursors[account] {
                     try connection.statement(StoreSQL.saveCursor).run(.integer(account.rawValue), .text(cursor),
                                                                        highest == .min ? .null : .integer(highest))
                 }
@@ -299,7 +310,7 @@ public actor MessageStore {
         }
         usage.usedBytes += addedBytes
         if let cursor { cursors[account] = cursor }
-        if older == nil, let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
+        if older == nil, !sentHere, let highest = (outcome.fresh.map(\.id) + batch.filter { $0.eventId == nil }.map(\.id)).max(), cursors[account] != nil {
             newestIDs[account] = max(newestIDs[account] ?? highest, highest)
         }
         var applied = outcome

@@ -135,6 +135,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(limit: Int)
     /// 429: asked to slow down; try again no sooner than `retryAfter` (nil: it did not say).
     case rateLimited(retryAfter: Duration?)
+    /// A message the upstream will not take, whatever the number of tries (CONTRACT section 11).
+    case refused(SendRefusal)
     /// The caller's task was cancelled.
     case cancelled
 
@@ -151,6 +153,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut: "timed out"
         case .rateLimited(let after): "429 rate limited" + (after.map { ", asked to wait \($0)" } ?? "")
         case .cancelled: "cancelled"
+        case .refused(let refusal): "refused (\(refusal.reason.rawValue))" + (refusal.detail.isEmpty ? "" : ": \(refusal.detail)")
         }
     }
 }

@@ -53,6 +53,16 @@ struct OutboxTests {
         #expect(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u4", createdAt: now) == .repeated(outboxId: entry.id))
     }
 
+    @Test func anEncryptedRoomTakesNothingSoNothingGoesThereInTheClear() async throws {
+        let store = try await storeWithAChat()
+        var encrypted = UpstreamMessage(id: 0, chatId: 2, sender: "@bob:x", text: "(encrypted)", sentAt: now, eventId: "$e1")
+        encrypted.kind = .encrypted
+        encrypted.chatEncrypted = true
+        _ = try await store.apply([encrypted], to: .primary, receivedAt: now, cursor: "s1")
+        #expect(try await store.enqueue("secret", to: 2, of: .primary, requestKey: "e", upstreamKey: "ue", createdAt: now) == .encrypted)
+        #expect(try await store.outbox().isEmpty)
+    }
+
     @Test func anUnknownChatOrOneTheAccountLeftTakesNothing() async throws {
         let store = try await storeWithAChat()
         #expect(try await store.enqueue("x", to: 9, of: .primary, requestKey: "a", upstreamKey: "ua", createdAt: now) == .noSuchChat)
@@ -99,7 +109,7 @@ struct OutboxTests {
         #expect(try await store.discardOutbox(entry.id) == .sending, "one on its way is not deleted under it")
         await store.close()
         let reopened = try MessageStore(location: .file(path))
-        #expect(try await reopened.requeueInterruptedSends().map(\.id) == [entry.id])
+        #expect(try await reopened.requeueInterruptedSends(of: .primary).map(\.id) == [entry.id])
         #expect(try await reopened.outbox().map(\.state) == [.queued])
         let failed = try #require(try await reopened.setOutboxState(entry.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "M_TOO_LARGE")))
         #expect(failed.failure == SendRefusal(.tooLarge, detail: "M_TOO_LARGE"))

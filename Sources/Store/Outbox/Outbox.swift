@@ -1,4 +1,5 @@
 import SQLite
+import Upstream
 
 /// A message the person wrote that the upstream does not have yet (CONTRACT section 11).
 public struct OutboxEntry: Sendable, Equatable {
@@ -36,27 +37,6 @@ public enum OutboxState: String, Sendable, Equatable, CaseIterable {
     case queued, sending, failed
 }
 
-/// Why the upstream will not take a message, whatever the number of tries.
-public struct SendRefusal: Sendable, Equatable {
-    public enum Reason: String, Sendable, Equatable, CaseIterable {
-        /// 413, Matrix `M_TOO_LARGE`.
-        case tooLarge = "too-large"
-        /// 403, Matrix `M_FORBIDDEN`: the account may not write there.
-        case forbidden
-        /// The chat is gone upstream (404, a room the account is no longer in).
-        case chatGone = "chat-gone"
-    }
-
-    public var reason: Reason
-    /// The upstream's own words, for the person (may be empty).
-    public var detail: String
-
-    public init(_ reason: Reason, detail: String = "") {
-        self.reason = reason
-        self.detail = detail
-    }
-}
-
 /// What writing a message into the outbox came to.
 public enum OutboxAdmission: Sendable, Equatable {
     /// Queued now.
@@ -68,6 +48,9 @@ public enum OutboxAdmission: Sendable, Equatable {
     case noSuchChat
     /// The account is no longer in the chat (an archive): nothing can be sent there.
     case archived
+    /// The chat is end-to-end encrypted, and this dashboard cannot encrypt: sending its text there
+    /// in the clear would put it beside encrypted messages for every member to see.
+    case encrypted
 }
 
 /// Why an entry could not be taken out of the outbox.
@@ -91,10 +74,11 @@ extension MessageStore {
                 let earlier = try connection.statement("SELECT outbox_id, text_digest FROM outbox_requests WHERE account = ?1 AND request_key = ?2")
                     .query([.integer(account.rawValue), .text(requestKey)]) { (id: $0.int64(at: 0), digest: $0.int64(at: 1)) }.first
                 if let earlier { return earlier.digest == digest ? .repeated(outboxId: earlier.id) : .keyReused }
-                let membership = try connection.statement("SELECT membership FROM chats WHERE account = ?1 AND chat_id = ?2")
-                    .query([.integer(account.rawValue), .integer(chat)]) { ChatMembership(rawValue: $0.string(at: 0)) ?? .join }.first
-                guard let membership else { return .noSuchChat }
+                let found = try connection.statement("SELECT membership, encrypted FROM chats WHERE account = ?1 AND chat_id = ?2")
+                    .query([.integer(account.rawValue), .integer(chat)]) { (ChatMembership(rawValue: $0.string(at: 0)) ?? .join, $0.int64(at: 1) != 0) }.first
+                guard let (membership, encrypted) = found else { return .noSuchChat }
                 guard membership == .join else { return .archived }
+                guard !encrypted else { return .encrypted }
                 try connection.statement("""
                     INSERT INTO outbox (account, chat_id, text, upstream_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
                     """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt))
@@ -134,12 +118,31 @@ extension MessageStore {
         }
     }
 
-    /// After a restart nothing is on its way: what was `sending` may or may not have reached the
-    /// upstream, so it is `queued` again and goes under the same key. The entries so moved.
-    public func requeueInterruptedSends() throws(StoreError) -> [OutboxEntry] {
+    /// What `account` has not sent yet, oldest first.
+    public func outbox(of account: AccountRole) throws(StoreError) -> [OutboxEntry] {
         do {
-            let interrupted = try OutboxQueries.entries(connectionForReading, where: "state = 'sending'")
-            try connectionForReading.execute("UPDATE outbox SET state = 'queued' WHERE state = 'sending'")
+            return try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue)")
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// The chat as its upstream names it (a Matrix room id), when the copy knows it.
+    public func upstreamChat(of chat: Int64, account: AccountRole) throws(StoreError) -> String? {
+        do {
+            return try connectionForReading.statement("SELECT upstream_chat FROM chat_history WHERE account = ?1 AND chat_id = ?2")
+                .query([.integer(account.rawValue), .integer(chat)]) { $0.string(at: 0) }.first
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// After a restart nothing of `account` is on its way: what was `sending` may or may not have
+    /// reached the upstream, so it is `queued` again and goes under the same key. The entries so moved.
+    public func requeueInterruptedSends(of account: AccountRole) throws(StoreError) -> [OutboxEntry] {
+        do {
+            let interrupted = try OutboxQueries.entries(connectionForReading, where: "state = 'sending' AND account = \(account.rawValue)")
+            try connectionForReading.execute("UPDATE outbox SET state = 'queued' WHERE state = 'sending' AND account = \(account.rawValue)")
             return interrupted.map { var entry = $0; entry.state = .queued; return entry }
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
