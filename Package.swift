@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "HTTPCore", "Upstream"]),
+        .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "ChatServerClient", "HTTPCore", "Upstream"]),
         // Against a real Synapse homeserver, started by the tests on a loopback port.
         .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),

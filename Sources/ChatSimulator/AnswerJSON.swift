@@ -5,12 +5,17 @@ import Upstream
 /// `messages` answer is the concatenation of those fragments. Answers are the simulator's hot path.
 enum AnswerJSON {
     /// A message object of the protocol (CONTRACT section 3): `{"id","chatId","sender","text","sentAt"}`,
-    /// and `"chatName"` after them when the chat has one.
+    /// and `"chatName"` after them when the chat has one, then `"sendKey"` for one the account sent
+    /// (`POST /v1/messages`): the key it went under, so the sender knows its echo.
     static func fragment(_ message: UpstreamMessage) -> [UInt8] {
         var json = JSONWriter(capacity: 96 + message.text.utf8.count)
         json.raw("{")
         json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
                            chatName: message.chatName)
+        if let key = message.sendKey {
+            json.raw(#","sendKey":"#)
+            json.string(key)
+        }
         json.raw("}")
         return json.bytes
     }

@@ -52,6 +52,9 @@ public actor ChatSimulator {
     private(set) var quota: Int64
     private var purchases: [String: Int64] = [:]
     private var purchaseCount = 0
+    /// Every `Idempotency-Key` of `POST /v1/messages` and what it stored, kept with the world, so
+    /// the same key again answers the same id, across restarts too.
+    private var sends: [String: SimulatorWorldFile.SentKey] = [:]
     private var autoTask: Task<Void, Never>?
     private var autoRate: Double = 0
     private var statistics = SimulatorStatistics()
@@ -89,6 +92,7 @@ public actor ChatSimulator {
             nextUserId = world.nextUserId
             quota = world.quota
             purchases = world.purchases
+            sends = world.sends
             purchaseCount = world.purchaseCount
             for (user, messages) in world.messages {
                 messagesByUser[user] = messages
@@ -150,12 +154,13 @@ public actor ChatSimulator {
 
     /// Decides, with the seeded generator, whether the current fault strikes this upstream call
     /// (counted in `upstreamCalls`, whatever the answer).
-    func drawFault(isPurchase: Bool, path: Substring = "") -> FaultMode {
+    func drawFault(isPurchase: Bool, isSend: Bool = false, path: Substring = "") -> FaultMode {
         statistics.upstreamCalls += 1
         guard faults.mode != .none else { return .none }
         if faults.mode == .decline && !isPurchase { return .none }
+        if faults.mode == .refuseSend && !isSend { return .none }
         if faults.mode == .unauthorized && path == "/v1/session" { return .none }
-        if faults.mode == .conflict && path != "/v1/messages" { return .none }
+        if faults.mode == .conflict && (path != "/v1/messages" || isSend) { return .none }
         guard Double.random(in: 0..<1, using: &random) < faults.rate else { return .none }
         statistics.faultsInjected += 1
         return faults.mode
@@ -191,6 +196,8 @@ public actor ChatSimulator {
             return messages(request, connection: connection, mayHold: mayHold)
         case ("POST", "/v1/storage/purchase"):
             return .respond(purchase(request, declined: false))
+        case ("POST", "/v1/messages"):
+            return .respond(send(request, refused: false))
         default:
             return .respond(Self.error(.notFound, "no such upstream call"))
         }
@@ -198,6 +205,72 @@ public actor ChatSimulator {
 
     func declinedPurchase(_ request: HTTPRequest) -> HTTPResponse {
         purchase(request, declined: true)
+    }
+
+    /// A send under the `refuse-send` fault: 403, unless the key was answered before.
+    func refusedSend(_ request: HTTPRequest) -> HTTPResponse {
+        send(request, refused: true)
+    }
+
+    /// The most text `POST /v1/messages` takes, in UTF-8 bytes.
+    public static let maximumSentTextBytes = 32_000
+
+    /// `POST /v1/messages` (CONTRACT section 11): `{"userId", "chatId", "text"}` under an
+    /// `Idempotency-Key` -> `{"id"}`. The message goes into the user's stream as any other (its
+    /// sender ``UpstreamMessage/ownSender``, its key beside it), so the next poll brings it back.
+    private func send(_ request: HTTPRequest, refused: Bool) -> HTTPResponse {
+        guard authorized(request) != nil else { return Self.error(.unauthorized, "token expired") }
+        guard let key = request.headers["Idempotency-Key"], !key.isEmpty, key.utf8.count <= 200 else {
+            return Self.error(.badRequest, "Idempotency-Key is required")
+        }
+        struct Body: Decodable { var userId: Int64; var chatId: Int64; var text: String }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            return Self.error(.badRequest, "body must be {\"userId\": n, \"chatId\": n, \"text\": s}")
+        }
+        struct Answer: Encodable { var id: Int64 }
+        if let earlier = sends[key] {
+            return Self.json(Answer(id: earlier.id))
+        }
+        if refused {
+            return Self.error(HTTPStatus(code: 403), "injected: this account may not write in this chat")
+        }
+        guard body.userId == primaryUserId || body.userId == linkedUserId else {
+            return Self.error(HTTPStatus(code: 403), "user \(body.userId) is not signed in here")
+        }
+        guard (1...Int64(Self.chatNames.count)).contains(body.chatId) else {
+            return Self.error(HTTPStatus(code: 403), "user \(body.userId) is not in chat \(body.chatId)")
+        }
+        guard body.text.utf8.count <= Self.maximumSentTextBytes else {
+            return Self.error(HTTPStatus(code: 413), "a message may hold at most \(Self.maximumSentTextBytes) bytes")
+        }
+        var list = messagesByUser.removeValue(forKey: body.userId) ?? []
+        let message = UpstreamMessage(id: Int64(list.count + 1), chatId: body.chatId, sender: UpstreamMessage.ownSender, text: body.text,
+                                      sentAt: Timestamp.string(Date()), chatName: Self.chatName(body.chatId), sendKey: key)
+        do {
+            try worldFile?.recordSend(message, key: key, user: body.userId)
+        } catch {
+            messagesByUser[body.userId] = list
+            log.error("cannot keep a sent message: \(error)")
+            return Self.error(.internalServerError, "the message could not be kept")
+        }
+        list.append(message)
+        messagesByUser[body.userId] = list
+        fragmentsByUser[body.userId, default: []].append(AnswerJSON.fragment(message))
+        sends[key] = SimulatorWorldFile.SentKey(user: body.userId, id: message.id)
+        statistics.sentToChats += 1
+        wakePolls()
+        return Self.json(Answer(id: message.id))
+    }
+
+    /// What the accounts wrote into chats through `POST /v1/messages`, in the order each
+    /// account's stream has them (the panel shows the newest).
+    public func written() -> [WrittenBody.Message] {
+        [("primary", primaryUserId), ("linked", linkedUserId)].flatMap { account, user -> [WrittenBody.Message] in
+            guard let user else { return [] }
+            return (messagesByUser[user] ?? []).filter { $0.sendKey != nil }.map {
+                WrittenBody.Message(account: account, id: $0.id, chatId: $0.chatId, chatName: $0.chatName, text: $0.text, sentAt: $0.sentAt)
+            }
+        }
     }
 
     private func createSession() -> HTTPResponse {
@@ -481,6 +554,20 @@ public actor ChatSimulator {
 
 }
 
+/// `GET /sim/written`: `{"messages": [{"account", "id", "chatId", "chatName", "text", "sentAt"}]}`.
+public struct WrittenBody: Codable, Sendable, Equatable {
+    public struct Message: Codable, Sendable, Equatable {
+        public var account: String
+        public var id: Int64
+        public var chatId: Int64
+        public var chatName: String?
+        public var text: String
+        public var sentAt: String
+    }
+
+    public var messages: [Message]
+}
+
 public struct SentBody: Codable, Sendable, Equatable {
     public var primary: [Int64]
     public var linked: [Int64]
@@ -501,6 +588,8 @@ public struct SimulatorStatistics: Codable, Sendable {
     public var published = 0
     public var faultsInjected = 0
     public var purchases = 0
+    /// Messages the accounts sent into chats (`POST /v1/messages`), each key counted once.
+    public var sentToChats = 0
     public var quotaBytes: Int64 = 0
     public var heldPolls = 0
     public var linkedUserId: Int64?

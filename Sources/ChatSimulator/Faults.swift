@@ -17,6 +17,8 @@ public enum FaultMode: String, Sendable, CaseIterable, Codable {
     case unauthorized
     /// `messages` answers 409, as when another poller with the same token took over.
     case conflict
+    /// Sends (`POST /v1/messages`) are refused with 403, as in a chat the account may not write in.
+    case refuseSend = "refuse-send"
 }
 
 /// The active fault and how often it strikes.

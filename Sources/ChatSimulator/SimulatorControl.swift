@@ -12,12 +12,14 @@ public enum SimulatorAction: String, Sendable, CaseIterable {
     case quota
     case expireToken = "expire-token"
     case sent
+    /// What the accounts wrote into chats (`POST /v1/messages`), newest last.
+    case written
     case stats
 
     /// The one method each takes.
     public var method: String {
         switch self {
-        case .sent, .stats: "GET"
+        case .sent, .written, .stats: "GET"
         case .messages, .auto, .faults, .linked, .quota, .expireToken: "POST"
         }
     }
@@ -32,6 +34,7 @@ public enum SimulatorCommand: Sendable, Equatable {
     case setQuota(bytes: Int64)
     case expireTokens
     case sent
+    case written
     case stats
 
     /// The command `action` with `body` asks for, or why the body is no such call.
@@ -67,6 +70,7 @@ public enum SimulatorCommand: Sendable, Equatable {
             return .success(.setQuota(bytes: body.bytes))
         case .expireToken: return .success(.expireTokens)
         case .sent: return .success(.sent)
+        case .written: return .success(.written)
         case .stats: return .success(.stats)
         }
     }
@@ -110,6 +114,8 @@ extension ChatSimulator {
             return .success(Self.json(["expired": true]))
         case .sent:
             return .success(Self.json(sent()))
+        case .written:
+            return .success(Self.json(WrittenBody(messages: written())))
         case .stats:
             return .success(Self.json(stats()))
         }

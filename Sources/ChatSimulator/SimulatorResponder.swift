@@ -22,7 +22,8 @@ public struct SimulatorResponder: HTTPResponder {
             return ChatSimulator.error(.notFound, "no such path")
         }
         let isPurchase = path == "/v1/storage/purchase"
-        let fault = await simulator.drawFault(isPurchase: isPurchase, path: path)
+        let isSend = path == "/v1/messages" && request.method == "POST"
+        let fault = await simulator.drawFault(isPurchase: isPurchase, isSend: isSend, path: path)
         switch fault {
         case .offline:
             return simulator.wireFaults.dropConnection(of: context)
@@ -30,6 +31,8 @@ public struct SimulatorResponder: HTTPResponder {
             return ChatSimulator.error(.internalServerError, "injected server error")
         case .decline:
             return await simulator.declinedPurchase(request)
+        case .refuseSend:
+            return await simulator.refusedSend(request)
         case .unauthorized:
             return ChatSimulator.error(.unauthorized, "injected: token refused")
         case .conflict:

@@ -16,6 +16,14 @@ final class SimulatorWorldFile {
         var purchaseCount: Int
         var purchases: [String: Int64]
         var messages: [Int64: [UpstreamMessage]]
+        /// What each `Idempotency-Key` of `POST /v1/messages` stored: the user and the message id.
+        var sends: [String: SentKey]
+    }
+
+    /// Where a sent message went.
+    struct SentKey: Equatable {
+        var user: Int64
+        var id: Int64
     }
 
     private let connection: SQLiteConnection
@@ -32,6 +40,7 @@ final class SimulatorWorldFile {
             PRIMARY KEY (user_id, id)
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS purchases (key TEXT PRIMARY KEY, quota INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS sends (key TEXT PRIMARY KEY, user_id INTEGER NOT NULL, id INTEGER NOT NULL) WITHOUT ROWID;
         """
 
     init(path: String) throws {
@@ -54,15 +63,23 @@ final class SimulatorWorldFile {
             quota: try connection.scalarInt("SELECT value FROM world WHERE key = 'quota'") ?? 0,
             purchaseCount: Int(try connection.scalarInt("SELECT value FROM world WHERE key = 'purchase_count'") ?? 0),
             purchases: [:],
-            messages: [:]
+            messages: [:],
+            sends: [:]
         )
         for (key, quota) in try connection.statement("SELECT key, quota FROM purchases").query(row: { ($0.string(at: 0), $0.int64(at: 1)) }) {
             world.purchases[key] = quota
         }
-        let rows = try connection.statement("SELECT user_id, id, chat_id, sender, text, sent_at FROM messages ORDER BY user_id, id")
+        for (key, user, id) in try connection.statement("SELECT key, user_id, id FROM sends").query(row: { ($0.string(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }) {
+            world.sends[key] = SentKey(user: user, id: id)
+        }
+        let rows = try connection.statement("""
+            SELECT m.user_id, m.id, m.chat_id, m.sender, m.text, m.sent_at, s.key
+            FROM messages m LEFT JOIN sends s ON s.user_id = m.user_id AND s.id = m.id ORDER BY m.user_id, m.id
+            """)
         _ = try rows.query { row in
             let message = UpstreamMessage(id: row.int64(at: 1), chatId: row.int64(at: 2), sender: row.string(at: 3),
-                                          text: row.string(at: 4), sentAt: row.string(at: 5), chatName: ChatSimulator.chatName(row.int64(at: 2)))
+                                          text: row.string(at: 4), sentAt: row.string(at: 5), chatName: ChatSimulator.chatName(row.int64(at: 2)),
+                                          sendKey: row.isNull(at: 6) ? nil : row.string(at: 6))
             world.messages[row.int64(at: 0), default: []].append(message)
         }
         return world
@@ -87,6 +104,15 @@ final class SimulatorWorldFile {
                 try insert.run(.integer(user), .integer(message.id), .integer(message.chatId), .text(message.sender), .text(message.text),
                                .text(message.sentAt))
             }
+        }
+    }
+
+    /// A message the account sent, with the key it came under, in one transaction.
+    func recordSend(_ message: UpstreamMessage, key: String, user: Int64) throws {
+        try connection.transaction {
+            try connection.statement("INSERT INTO messages (user_id, id, chat_id, sender, text, sent_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                .run(.integer(user), .integer(message.id), .integer(message.chatId), .text(message.sender), .text(message.text), .text(message.sentAt))
+            try connection.statement("INSERT INTO sends (key, user_id, id) VALUES (?1, ?2, ?3)").run(.text(key), .integer(user), .integer(message.id))
         }
     }
 

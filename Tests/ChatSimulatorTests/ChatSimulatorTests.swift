@@ -114,7 +114,7 @@ struct ChatSimulatorTests {
             return
         }
         #expect(refusal.status == .badRequest && refusal.reason.contains("n >= 0"))
-        #expect(SimulatorAction.allCases.filter { $0.method == "GET" } == [.sent, .stats])
+        #expect(SimulatorAction.allCases.filter { $0.method == "GET" } == [.sent, .written, .stats])
     }
 
     @Test(arguments: [FaultMode.error500, .offline, .malformed, .drop])
