@@ -36,6 +36,7 @@ public struct DashboardApp: HTTPResponder {
         SearchRoutes(copy: copy).register(in: &router)
         ChatRoutes(copy: copy, feed: services.feed, readMarkers: services.readMarkers).register(in: &router)
         ExportRoutes(copy: copy).register(in: &router)
+        OutboxRoutes(outboxes: services.outboxes, copy: copy, registry: services.registry).register(in: &router)
         MediaRoutes(engine: services.engine, cache: MediaCache(folder: services.store.location.mediaCachePath, capacity: MediaRoutes.defaultCacheBytes),
                     maxBytes: MediaRoutes.defaultMaxBytes).register(in: &router)
         let state = StateRoutes(services: services)

@@ -40,6 +40,8 @@ public struct DashboardServices: Sendable {
     public let history: HistoryFetcher?
     /// Tells the upstream which chats were read here, behind the answer.
     public let readMarkers: ReadMarkerQueue
+    /// Sends what the person writes (empty for an upstream that takes no messages).
+    public let outboxes: Outboxes
     /// The HTTP server's counters, for `/metrics` (set once the server exists).
     public let httpStatistics: @Sendable () -> HTTPServerStatistics?
     /// What must run for the rest to work: the hub that carries the engine's events into the feed
@@ -49,7 +51,7 @@ public struct DashboardServices: Sendable {
 
     public init(store: MessageStore, reader: StoreReader?, engine: SyncEngine, feed: EventFeed, registry: ErrorRegistry,
                 upstream: UpstreamAccess, simulator: ChatSimulator?, history: HistoryFetcher? = nil, readMarkers: ReadMarkerQueue,
-                httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+                outboxes: Outboxes = Outboxes(), httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
                 background: [any Service] = []) {
         self.store = store
         self.reader = reader
@@ -60,6 +62,7 @@ public struct DashboardServices: Sendable {
         self.simulator = simulator
         self.history = history
         self.readMarkers = readMarkers
+        self.outboxes = outboxes
         self.httpStatistics = httpStatistics
         self.background = background
     }
@@ -70,12 +73,21 @@ public struct DashboardServices: Sendable {
                                 simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
-                                olderHistory: (any OlderHistory)? = nil,
+                                olderHistory: (any OlderHistory)? = nil, sending: (any MessageSending)? = nil,
                                 makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
         let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let engine = makeEngine { sink.yield($0) }
-        let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, removed: { plan in
+        // One sender per account the upstream can have, each with its own line.
+        var senders: [AccountRole: OutboxSender] = [:]
+        if let sending {
+            for account in upstream.features.linkedAccount ? AccountRole.allCases : [.primary] {
+                senders[account] = OutboxSender(store: store, upstream: sending, account: account,
+                                                liveSession: { await engine.sendSession(for: account) }, emit: { sink.yield($0) })
+            }
+        }
+        let outboxes = Outboxes(senders)
+        let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, outboxes: outboxes, removed: { plan in
             let usage = await store.storageUsage()
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })
@@ -84,12 +96,15 @@ public struct DashboardServices: Sendable {
         let history = olderHistory.map { upstream in
             HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })
         }
-        let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter, history: history)
+        let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter, history: history, outboxes: outboxes)
         // The hub publishes to the feed, whose polls are answered on the loop: it runs there too.
         var background: [any Service] = [NamedService("events") { await withTaskExecutorPreference(loop) { await hub.run(events) } }]
         if let history { background.append(NamedService("history") { await history.run() }) }
         let readMarkers = ReadMarkerQueue { chat, event in await engine.markReadUpstream(chatId: chat, eventId: event) }
         background.append(NamedService("read markers") { await readMarkers.run() })
+        for (account, sender) in senders.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            background.append(NamedService("outbox (\(account))") { await sender.run() })
+        }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.
         if let simulator {
@@ -98,6 +113,7 @@ public struct DashboardServices: Sendable {
             })
         }
         return DashboardServices(store: store, reader: reader, engine: engine, feed: feed, registry: registry, upstream: upstream,
-                                 simulator: simulator, history: history, readMarkers: readMarkers, httpStatistics: httpStatistics, background: background)
+                                 simulator: simulator, history: history, readMarkers: readMarkers, outboxes: outboxes, httpStatistics: httpStatistics,
+                                 background: background)
     }
 }

@@ -173,6 +173,17 @@ public actor SyncEngine {
     /// engine's session (history) goes on only then.
     public func liveToken() -> String? { status.state == .live ? token : nil }
 
+    /// Who `account` sends as while syncing is live, else nil (the sender waits then: offline,
+    /// backing off and stopped are all "not yet").
+    public func sendSession(for account: AccountRole) -> SendSession? {
+        guard let token = liveToken() else { return nil }
+        let userId = switch account {
+        case .primary: accounts.primaryUserId
+        case .linked: accounts.linkedUserId
+        }
+        return userId.map { SendSession(token: token, userId: $0) }
+    }
+
     // MARK: Performing what the policy decides
 
     func perform(_ actions: [SyncPolicy.Action]) {

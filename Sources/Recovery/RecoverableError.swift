@@ -57,6 +57,8 @@ public struct RecoveryOption: Sendable, Equatable {
     /// Asks for the account's password and signs in with it (an upstream that signs in: Matrix).
     public static let signIn = RecoveryOption(id: .signIn, title: "Sign in again", role: .default, input: "password")
     public static let resync = RecoveryOption(id: .resync, title: "Keep these and sync again", role: .default)
+    /// Deletes a message that was not sent: it never reaches the chat.
+    public static let discard = RecoveryOption(id: .discard, title: "Delete", role: .destructive)
 }
 
 /// A failure told to a person: what happened, why, what to do, and the options that can work here.

@@ -15,6 +15,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case anotherPoller = "/problems/another-poller"
     case upstreamBehind = "/problems/upstream-behind"
     case storageFailure = "/problems/storage-failure"
+    /// A message written here that the upstream refused for good (CONTRACT section 11).
+    case sendFailed = "/problems/send-failed"
 }
 
 /// Every option an error can offer, by the id the page posts back. Each id means one thing, and
@@ -38,6 +40,8 @@ public enum OptionID: String, Sendable, CaseIterable {
     case signIn = "sign-in"
     /// Sets the stored messages aside and syncs again from the upstream.
     case resync = "resync"
+    /// Deletes a message that was not sent ("Delete").
+    case discard = "discard"
 
     /// The id CONTRACT section 6 names for backing out of any error: an attempt with it runs the
     /// error's own backing-out option (the one whose role is `cancel`), whichever that is.
@@ -53,6 +57,29 @@ public enum ProblemFacts: Sendable, Equatable {
     case space(SpaceShortfall)
     /// A purchase that did not go through: what it was for, under which key.
     case purchase(PurchaseAttempt)
+    /// A message the upstream refused: which one, where.
+    case send(UnsentMessage)
+}
+
+/// The message of a failed send (CONTRACT section 11), shown at the message in its chat.
+public struct UnsentMessage: Sendable, Equatable {
+    /// Its outbox entry.
+    public var outboxId: Int64
+    /// `primary` or `linked`.
+    public var account: String
+    public var chatId: Int64
+
+    public init(outboxId: Int64, account: String, chatId: Int64) {
+        self.outboxId = outboxId
+        self.account = account
+        self.chatId = chatId
+    }
+
+    /// The cause key of its error: one open error per unsent message.
+    public var causeKey: String { Self.causeKey(of: outboxId) }
+
+    /// The cause key of the error of the unsent message `outboxId`.
+    public static func causeKey(of outboxId: Int64) -> String { "\(ProblemKind.sendFailed.rawValue)#\(outboxId)" }
 }
 
 /// The storage figures of an out-of-space error.

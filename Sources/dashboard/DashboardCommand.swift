@@ -108,7 +108,8 @@ struct Launch {
         let serverBox = ServerBox()
         let dashboard = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, upstream: UpstreamAccess(upstream), simulator: simulator?.simulator,
-            httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory
+            httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory,
+            sending: upstream as? any MessageSending
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }

@@ -92,7 +92,7 @@ struct MessagesEvent: Sendable {
 extension MessagesEvent {
     /// A stored message as the page reads it: the protocol's fields (CONTRACT section 3), then
     /// those it has of section 10 (`chatName`, `editedAt`, `kind`, `senderName`, `media` with
-    /// its URL on this dashboard, `replyTo`).
+    /// its URL on this dashboard, `replyTo`), and `outboxId` for one written here.
     static func write(_ message: StoredMessage, to json: inout JSONWriter) {
         json.raw("{")
         json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
@@ -121,6 +121,11 @@ extension MessagesEvent {
         if message.isReply {
             json.raw(#","replyTo":"#)
             if let id = message.replyTo { json.number(id) } else { json.null() }
+        }
+        if let outboxId = message.outboxId {
+            // Written here: the page puts it in place of its local echo.
+            json.raw(#","outboxId":"#)
+            json.number(outboxId)
         }
         json.raw("}")
     }
@@ -215,6 +220,11 @@ struct ErrorBody: Encodable, Sendable {
             }
         case .purchase(let purchase):
             try container.encode(purchase.neededBytes, forKey: Key("neededBytes"))
+        case .send(let message):
+            // Where the page shows it: at the message in its chat.
+            try container.encode(message.outboxId, forKey: Key("outboxId"))
+            try container.encode(message.account, forKey: Key("account"))
+            try container.encode(message.chatId, forKey: Key("chatId"))
         }
     }
 }

@@ -10,6 +10,8 @@ struct DashboardHub: Sendable {
     let attempter: EngineAttempter
     /// Woken when syncing goes live or a batch is stored (it may have brought chats to fetch).
     let history: HistoryFetcher?
+    /// Woken when syncing goes live: what waited for the connection goes.
+    let outboxes: Outboxes
 
     func run(_ events: AsyncStream<EngineEvent>) async {
         for await event in events {
@@ -21,7 +23,10 @@ struct DashboardHub: Sendable {
         switch event {
         case .connection(let status):
             await feed.publish("connection", status)
-            if status.state == .live { await history?.wake() }
+            if status.state == .live {
+                await history?.wake()
+                for sender in outboxes.all { await sender.wake(.syncing) }
+            }
         case let .messages(account, messages, delivery, usage, chats):
             if delivery == .silent { await history?.wake() }
             if delivery == .live { await history?.liveMessagesArrived() }
@@ -54,6 +59,15 @@ struct DashboardHub: Sendable {
         case .storage(let usage):
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
+        case .outbox(let entry):
+            await feed.publish("outbox", OutboxEntryBody(entry))
+            // Its error closes when it leaves the outbox, or by the Try again that put it back in
+            // the line (whose answer says what became of it); a refusal again updates it in place.
+            if entry.state == .failed { await registry.raise(ErrorCatalog.sendFailed(entry, at: Date())) }
+        case let .outboxLeft(account, outboxId, chatId, sent):
+            await feed.publish("outbox", OutboxLeftBody(outboxId: outboxId, account: account.description, chatId: chatId,
+                                                        state: sent ? "sent" : "deleted"))
+            await registry.resolve(causeKey: UnsentMessage.causeKey(of: outboxId))
         case .problemRaised(let problem):
             await registry.raise(await attempter.error(for: problem))
         case .problemCleared(let kind):

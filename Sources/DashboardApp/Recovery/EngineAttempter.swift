@@ -15,16 +15,19 @@ struct EngineAttempter: RecoveryAttempter {
     let engine: SyncEngine
     let store: MessageStore
     let upstream: UpstreamAccess
+    /// Where Try again and Delete of an unsent message go.
+    let outboxes: Outboxes
     let now: @Sendable () -> Date
     /// Told which messages Free space removed, so every window drops them.
     let removed: @Sendable (FreeSpacePlan) async -> Void
     private let log = Logger("recovery")
 
-    init(engine: SyncEngine, store: MessageStore, upstream: UpstreamAccess, now: @escaping @Sendable () -> Date = { Date() },
-         removed: @escaping @Sendable (FreeSpacePlan) async -> Void = { _ in }) {
+    init(engine: SyncEngine, store: MessageStore, upstream: UpstreamAccess, outboxes: Outboxes = Outboxes(),
+         now: @escaping @Sendable () -> Date = { Date() }, removed: @escaping @Sendable (FreeSpacePlan) async -> Void = { _ in }) {
         self.engine = engine
         self.store = store
         self.upstream = upstream
+        self.outboxes = outboxes
         self.now = now
         self.removed = removed
     }
@@ -59,8 +62,12 @@ struct EngineAttempter: RecoveryAttempter {
         case .resync:
             if await engine.resyncFromServer() { return .recovered }
             return .failed(await currentError(replacing: error))
+        case .discard:
+            return await discard(error)
         case .tryAgain:
             switch error.kind {
+            case .sendFailed:
+                return await sendAgain(error)
             case .outOfSpace:
                 // The disk was full; maybe it has room now.
                 return await storeWaitingBatch(shown: error, after: nil)
@@ -71,6 +78,46 @@ struct EngineAttempter: RecoveryAttempter {
                 if await engine.retryAndWait() { return .recovered }
                 return .failed(await currentError(replacing: error))
             }
+        }
+    }
+
+    /// The same message again, under the same key: one real try, and its answer.
+    private func sendAgain(_ shown: UserFacingError) async -> AttemptResult {
+        guard case .send(let message) = shown.facts, let account = AccountRole(name: message.account),
+              let sender = outboxes.sender(for: account) else {
+            return .failed(shown.failing(because: "This dashboard cannot send messages to this chat server."))
+        }
+        switch await sender.tryAgain(message.outboxId) {
+        case .sent:
+            return .recovered(summary: "Sent.")
+        case .queued:
+            return .recovered(summary: "It is queued and goes as soon as the chat server can be reached.")
+        case .notFailed:
+            return .recovered
+        case .refused(let refusal):
+            let words = ErrorCatalog.sendFailed(OutboxEntry(id: message.outboxId, account: account, chatId: message.chatId, text: "",
+                                                            state: .failed, createdAt: "", upstreamKey: "", failure: refusal), at: now())
+            return .failed(shown.failing(because: "It was refused again. " + words.detail))
+        }
+    }
+
+    /// Takes an unsent message out of the outbox; it never reaches the chat.
+    private func discard(_ shown: UserFacingError) async -> AttemptResult {
+        guard case .send(let message) = shown.facts, let account = AccountRole(name: message.account),
+              let sender = outboxes.sender(for: account) else {
+            return .setAside(kept: nil, summary: "There is no such message to delete.")
+        }
+        do {
+            switch try await sender.discard(message.outboxId) {
+            case .removed, .notFound:
+                return .setAside(kept: nil, summary: "Deleted; it was not sent.")
+            case .sending:
+                return .failed(shown.failing(because: "It is being sent right now, so it cannot be deleted."))
+            }
+        } catch {
+            var failed = shown
+            failed.debug = "discarding outbox entry \(message.outboxId): \(error)"
+            return .failed(failed.failing(because: "It could not be deleted from this computer's copy."))
         }
     }
 
@@ -129,7 +176,7 @@ struct EngineAttempter: RecoveryAttempter {
         switch shown.facts {
         case .space(let space): (needed, earlierKey) = (space.neededBytes, space.purchaseKey)
         case .purchase(let purchase): (needed, earlierKey) = (purchase.neededBytes, purchase.key)
-        case .none: return .failed(shown.failing(because: "Only storage that is full can be bought for."))
+        case .none, .send: return .failed(shown.failing(because: "Only storage that is full can be bought for."))
         }
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = earlierKey ?? "buy-space-" + shown.id

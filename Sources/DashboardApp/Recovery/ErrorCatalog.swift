@@ -174,6 +174,26 @@ enum ErrorCatalog {
         return "sent \(oldest.formatted(day)) to \(newest.formatted(sameDay ? time : day)), "
     }
 
+    /// A message the upstream refused for good (CONTRACT section 11), shown at the message in its
+    /// chat, with the upstream's reason in plain words.
+    static func sendFailed(_ entry: OutboxEntry, at date: Date) -> UserFacingError {
+        let refusal = entry.failure ?? SendRefusal(.forbidden)
+        let (detail, suggestion) = switch refusal.reason {
+        case .tooLarge:
+            ("The chat server refused it as too large.", "Shorten it and send it again, or delete it.")
+        case .forbidden:
+            ("The chat server does not let this account write in this chat.", "Try again if that has changed, or delete it.")
+        case .chatGone:
+            ("The chat is no longer there for this account.", "Delete it, or try again if you have rejoined the chat.")
+        }
+        let said = refusal.detail.isEmpty ? "" : " It said: \u{201C}\(refusal.detail.prefix(200))\u{201D}."
+        let message = UnsentMessage(outboxId: entry.id, account: entry.account.description, chatId: entry.chatId)
+        return UserFacingError(kind: .sendFailed, title: "Not sent", detail: detail + said, suggestion: suggestion,
+                               presentation: .view, options: [.tryAgain, .discard],
+                               debug: "outbox entry \(entry.id) (key \(entry.upstreamKey)), \(entry.attempts) tries: \(refusal.reason.rawValue) \(refusal.detail)",
+                               createdAt: date, causeKey: message.causeKey, facts: .send(message))
+    }
+
     /// Try again buys again, so it asks first too (it costs money).
     static func purchaseDeclined(_ purchase: PurchaseAttempt, bytes: Int64, debug: String, at date: Date) -> UserFacingError {
         let tryAgain = RecoveryOption.tryAgain.confirming("This tries to buy \(sizeInWords(bytes)) more storage from the chat service again, which may be charged.")

@@ -26,4 +26,9 @@ struct LocalCopy: Sendable {
         if let reader { return try await reader.search(query, account: account, chat: chat, offset: offset, limit: limit) }
         return try await store.search(query, account: account, chat: chat, offset: offset, limit: limit)
     }
+
+    func outbox() async throws(StoreError) -> [OutboxEntry] {
+        if let reader { return try await reader.outbox() }
+        return try await store.outbox()
+    }
 }

@@ -49,18 +49,24 @@ struct StateRoutes {
         let usage = await store.storageUsage()
         let history = try await store.historyProgress(of: .primary)
         let running = await services.registry.runningAttempts()
+        let openErrors = await services.registry.openErrors()
+        let outbox = try await store.outbox().map { entry in
+            OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) })
+        }
         return StateSnapshot(
             epoch: services.feed.epoch,
             seq: seq,
             connection: await engine.connectionStatus(),
             accounts: accounts,
             storage: StorageBody(usage),
-            errors: await services.registry.openErrors().map { ErrorBody($0, running: running[$0.id]) },
+            errors: openErrors.map { ErrorBody($0, running: running[$0.id]) },
             recentProblems: await services.registry.recentProblems().map(ProblemRecordBody.init),
             messages: messages,
             history: HistoryBody(account: .primary, progress: history ?? HistoryProgress(),
                                  // An upstream with older history has not said where it starts before its first sync.
-                                 known: history != nil || services.history == nil)
+                                 known: history != nil || services.history == nil),
+            canSend: services.outboxes.canSend,
+            outbox: outbox
         )
     }
 }
@@ -104,6 +110,10 @@ struct StateSnapshot: Encodable, Sendable {
     var messages: [String: [MessagePageBody.Message]]
     /// How far fetching older history is (complete, and nothing fetched, for an upstream without it).
     var history: HistoryBody
+    /// Whether the upstream takes messages written here (CONTRACT section 11).
+    var canSend: Bool
+    /// What is not sent yet, oldest first, as `GET /api/outbox` gives it.
+    var outbox: [OutboxEntryBody]
 }
 
 /// An entry of the "Recent problems" list: an error, open or resolved, and its attempts.

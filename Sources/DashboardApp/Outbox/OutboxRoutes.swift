@@ -1,0 +1,191 @@
+import Engine
+import Foundation
+import HTTPCore
+import Recovery
+import Store
+import Upstream
+
+/// Sending (CONTRACT section 11):
+/// - `POST /api/chats/{id}/messages?account=...` `{"text": s}` with an `Idempotency-Key`: 202
+///   `{"outboxId", "state": "queued"}`, the same answer again for the same key;
+/// - `GET /api/outbox`: what is not sent yet, oldest first, each failed one with its error;
+/// - `DELETE /api/outbox/{id}`: removes an unsent message (204); one being sent right now is 409.
+struct OutboxRoutes {
+    let outboxes: Outboxes
+    let copy: LocalCopy
+    let registry: ErrorRegistry
+
+    /// The most a message may hold, in UTF-8 bytes.
+    static let maximumTextBytes = 32_000
+
+    func register(in router: inout Router) {
+        router.add("POST", "/api/chats/{id}/messages") { request, parameters, _ in
+            try await write(request, chat: parameters["id"] ?? "")
+        }
+        router.add("GET", "/api/outbox") { _, _, _ in
+            try await list()
+        }
+        router.add("DELETE", "/api/outbox/{id}") { _, parameters, _ in
+            try await discard(parameters["id"] ?? "")
+        }
+    }
+
+    /// What a request to send asks for, or the problem with it (checked in the order a person
+    /// would fix it: which chat, the key, then the text).
+    struct Written: Equatable {
+        var account: AccountRole
+        var chat: Int64
+        var requestKey: String
+        var text: String
+
+        init(_ request: HTTPRequest, chat chatText: String) throws(Problem) {
+            account = try QueryParameters(request).account()
+            guard let chat = Int64(chatText) else { throw Problem(status: .badRequest, detail: "The chat id must be a number.") }
+            self.chat = chat
+            guard let key = request.headers["Idempotency-Key"], !key.isEmpty, key.utf8.count <= 200 else {
+                throw Problem(.idempotencyKeyMissing, title: "Idempotency-Key required", status: .badRequest,
+                              detail: "Send an Idempotency-Key header: a new one for each message written, the same one when that request is retried.")
+            }
+            requestKey = key
+            struct Body: Decodable { var text: String }
+            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+                throw Problem(status: .badRequest, detail: "The body must be {\"text\": \"<the message>\"}.")
+            }
+            guard !body.text.allSatisfy({ $0.isWhitespace }) else {
+                throw Problem(status: .badRequest, detail: "The message is empty.")
+            }
+            guard body.text.utf8.count <= OutboxRoutes.maximumTextBytes else {
+                throw Problem(status: .contentTooLarge,
+                              detail: "The message is \(body.text.utf8.count) bytes long; at most \(OutboxRoutes.maximumTextBytes) can be sent.")
+            }
+            text = body.text
+        }
+    }
+
+    private func write(_ request: HTTPRequest, chat chatText: String) async throws -> HTTPResponse {
+        let written: Written
+        do throws(Problem) {
+            written = try Written(request, chat: chatText)
+        } catch {
+            return error.response
+        }
+        guard let sender = outboxes.sender(for: written.account) else {
+            return Problem(status: .notFound, detail: "Messages cannot be sent from the \(written.account) account of this chat server.").response
+        }
+        let admission: OutboxAdmission
+        do {
+            admission = try await sender.write(written.text, to: written.chat, requestKey: written.requestKey)
+        } catch {
+            return Problem.storageError("The message cannot be kept for sending", writing: true).response
+        }
+        switch admission {
+        case .queued(let entry):
+            return try JSONResponse.make(Accepted(outboxId: entry.id, state: OutboxState.queued.rawValue), status: .accepted)
+        case .repeated(let outboxId):
+            return try JSONResponse.make(Accepted(outboxId: outboxId, state: OutboxState.queued.rawValue), status: .accepted)
+        case .keyReused:
+            return Problem(.idempotencyKeyReused, title: "Idempotency-Key already used", status: .unprocessableContent,
+                           detail: "This key was used for another message; make a new key for each message written.").response
+        case .noSuchChat:
+            return Problem(status: .notFound, detail: "The \(written.account) account has no chat \(written.chat).").response
+        case .archived:
+            return Problem(status: .conflict, detail: "The account is no longer in this chat, so nothing can be sent there.").response
+        case .encrypted:
+            return Problem(status: .conflict,
+                           detail: "This room is end-to-end encrypted, and this dashboard cannot encrypt: it does not send into it. Write in Element or another Matrix app.").response
+        }
+    }
+
+    private func list() async throws -> HTTPResponse {
+        let entries: [OutboxEntry]
+        do {
+            entries = try await copy.outbox()
+        } catch {
+            return Problem.storageError("The outbox cannot be read").response
+        }
+        let errors = await registry.openErrors()
+        let bodies = entries.map { entry in
+            OutboxEntryBody(entry, error: errors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) })
+        }
+        return try JSONResponse.make(OutboxListBody(outbox: bodies))
+    }
+
+    private func discard(_ idText: String) async throws -> HTTPResponse {
+        guard let id = Int64(idText) else { return Problem(status: .badRequest, detail: "The outbox id must be a number.").response }
+        let entry: OutboxEntry?
+        do {
+            entry = try await copy.outbox().first { $0.id == id }
+        } catch {
+            return Problem.storageError("The outbox cannot be read").response
+        }
+        guard let entry, let sender = outboxes.sender(for: entry.account) else {
+            return Problem(status: .notFound, detail: "There is no unsent message \(id).").response
+        }
+        do {
+            switch try await sender.discard(id) {
+            case .removed:
+                return HTTPResponse(status: .noContent)
+            case .sending:
+                return Problem(status: .conflict, detail: "The message is being sent right now; whether it arrives is up to the chat server's answer.").response
+            case .notFound:
+                return Problem(status: .notFound, detail: "There is no unsent message \(id).").response
+            }
+        } catch {
+            return Problem.storageError("The message cannot be deleted", writing: true).response
+        }
+    }
+
+    struct Accepted: Encodable {
+        var outboxId: Int64
+        var state: String
+    }
+}
+
+struct OutboxListBody: Encodable, Sendable {
+    var outbox: [OutboxEntryBody]
+}
+
+/// An outbox entry as `GET /api/outbox` and the `outbox` event give it: `{"outboxId", "account",
+/// "chatId", "text", "state", "createdAt", "error"}`, `error` the open `/problems/send-failed`
+/// error of a failed one (with its options), else null.
+struct OutboxEntryBody: Encodable, Sendable {
+    var outboxId: Int64
+    var account: String
+    var chatId: Int64
+    var text: String
+    var state: String
+    var createdAt: String
+    var error: ErrorBody?
+
+    init(_ entry: OutboxEntry, error: UserFacingError? = nil) {
+        outboxId = entry.id
+        account = entry.account.description
+        chatId = entry.chatId
+        text = entry.text
+        state = entry.state.rawValue
+        createdAt = entry.createdAt
+        self.error = error.map { ErrorBody($0) }
+    }
+
+    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(outboxId, forKey: .outboxId)
+        try container.encode(account, forKey: .account)
+        try container.encode(chatId, forKey: .chatId)
+        try container.encode(text, forKey: .text)
+        try container.encode(state, forKey: .state)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(error, forKey: .error)  // null, not absent
+    }
+}
+
+/// The `outbox` event of an entry that left the outbox: `sent` (its message came, with
+/// `outboxId`) or `deleted` unsent.
+struct OutboxLeftBody: Encodable, Sendable {
+    var outboxId: Int64
+    var account: String
+    var chatId: Int64
+    var state: String
+}

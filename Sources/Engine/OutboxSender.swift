@@ -1,0 +1,288 @@
+import Foundation
+import Logging
+import Store
+import Upstream
+
+/// What the sender needs of the local copy (`MessageStore` is it).
+public protocol OutboxStore: Sendable {
+    func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
+                 createdAt: String) async throws(StoreError) -> OutboxAdmission
+    func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
+    func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?) async throws(StoreError) -> OutboxEntry?
+    func requeueInterruptedSends(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
+    func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval
+    func upstreamChat(of chat: Int64, account: AccountRole) async throws(StoreError) -> String?
+    func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
+}
+
+extension MessageStore: OutboxStore {}
+
+/// Who the account is on the upstream while syncing is live: the token to send with and the
+/// user id this project's protocol sends as.
+public struct SendSession: Sendable, Equatable {
+    public var token: String
+    public var userId: Int64
+
+    public init(token: String, userId: Int64) {
+        self.token = token
+        self.userId = userId
+    }
+}
+
+/// What a Try again on a failed message came to.
+public enum SendTryResult: Sendable, Equatable {
+    /// The upstream has it now.
+    case sent
+    /// Refused again, for this reason.
+    case refused(SendRefusal)
+    /// Not sent yet: no answer came, or syncing is not live; it stays queued and goes by itself.
+    case queued
+    /// No failed message with that id (sent, deleted, or never there).
+    case notFailed
+}
+
+/// Sends what the person wrote in one account's chats (CONTRACT section 11), apart from the sync
+/// cycle: its own loop, one request at a time, oldest first, each under the key written into the
+/// outbox before the first try. What to do next is `SendPolicy`'s; this actor performs it.
+///
+/// Nothing is lost and nothing is sent twice: an entry is in the store before it is sent, it
+/// leaves in the transaction that stores the sent message (the answer, or its echo through sync
+/// if that comes first), and a try whose answer did not come goes again under the same key.
+public actor OutboxSender {
+    private let store: any OutboxStore
+    private let upstream: any MessageSending
+    private let account: AccountRole
+    /// The session while syncing is live, else nil.
+    private let liveSession: @Sendable () async -> SendSession?
+    private let environment: EngineEnvironment
+    private let emit: @Sendable (EngineEvent) -> Void
+    private var policy: SendPolicy
+    private var random: any RandomNumberGenerator & Sendable
+    /// The wait in progress, which a wake may end (as the policy says), and what it waits for.
+    private var sleeper: Task<Void, Never>?
+    private var waitingFor: SendPause?
+    /// A wake that came while no wait was in progress: the next wait it would end is skipped.
+    private var pendingWake: SendWake?
+    /// Try again's callers, by outbox id, told what the next try of that entry came to.
+    private var tryWaiters: [Int64: Waiters<SendTryResult>] = [:]
+    private let log = Logger("outbox")
+
+    public init(store: any OutboxStore, upstream: any MessageSending, account: AccountRole = .primary, policy: SendPolicy = SendPolicy(),
+                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () async -> SendSession?,
+                emit: @escaping @Sendable (EngineEvent) -> Void) {
+        self.store = store
+        self.upstream = upstream
+        self.account = account
+        self.policy = policy
+        self.environment = environment
+        self.random = environment.random
+        self.liveSession = liveSession
+        self.emit = emit
+    }
+
+    /// Writes `text` into the outbox of `chat` under the page's `requestKey` (the same key again
+    /// is the first answer), with a new key for the upstream, and wakes the loop.
+    public func write(_ text: String, to chat: Int64, requestKey: String) async throws(StoreError) -> OutboxAdmission {
+        let admission = try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: "lp-" + UUID().uuidString.lowercased(),
+                                                createdAt: Timestamp.string(environment.now()))
+        if case .queued(let entry) = admission {
+            emit(.outbox(entry))
+            wake(.written)
+        }
+        return admission
+    }
+
+    /// Something the loop may wait for happened; whether it ends the wait in progress is the policy's.
+    public func wake(_ reason: SendWake) {
+        guard let sleeper, let waitingFor else {
+            pendingWake = reason
+            return
+        }
+        if policy.ends(waitingFor, by: reason) { sleeper.cancel() }
+    }
+
+    /// Puts a failed entry back in the line, wakes the loop and answers what its next try came to.
+    public func tryAgain(_ id: Int64) async -> SendTryResult {
+        let entry: OutboxEntry?
+        do {
+            guard try await store.outbox(of: account).contains(where: { $0.id == id && $0.state == .failed }) else { return .notFailed }
+            entry = try await store.setOutboxState(id, to: .queued, refusal: nil)
+        } catch {
+            log.warning("cannot put message \(id) back in the outbox: \(error)")
+            return .notFailed
+        }
+        guard let entry else { return .notFailed }
+        emit(.outbox(entry))
+        // Not live: it goes by itself once syncing is, and the person need not wait for that.
+        guard await liveSession() != nil else { return .queued }
+        var waiters = tryWaiters[id] ?? Waiters()
+        let waiterID = waiters.makeID()
+        tryWaiters[id] = waiters
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard !Task.isCancelled else { return continuation.resume(returning: .queued) }
+                tryWaiters[id, default: Waiters()].add(continuation, id: waiterID)
+                wake(.tryAgain)
+            }
+        } onCancel: {
+            Task { await self.forgetTryWaiter(id, waiterID) }
+        }
+    }
+
+    private func forgetTryWaiter(_ id: Int64, _ waiterID: UInt64) {
+        tryWaiters[id]?.cancel(waiterID, returning: .queued)
+    }
+
+    /// Takes an entry out unsent (Delete); one being sent right now stays.
+    public func discard(_ id: Int64) async throws(StoreError) -> OutboxRemoval {
+        let removal = try await store.discardOutbox(id)
+        if case .removed(let entry) = removal {
+            emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
+            settle(id, .notFailed)
+        }
+        return removal
+    }
+
+    /// Sends until the task is cancelled. What was on its way when the process stopped goes again
+    /// first, under its key.
+    public func run() async {
+        do {
+            for entry in try await store.requeueInterruptedSends(of: account) {
+                log.info("message \(entry.id) was being sent when the dashboard stopped: it goes again under the same key")
+                emit(.outbox(entry))
+            }
+        } catch {
+            log.warning("cannot read the outbox: \(error)")
+        }
+        while !Task.isCancelled {
+            let action = await nextAction()
+            switch action {
+            case .send(let entry, let deadline):
+                await send(entry, deadline: deadline)
+            case .wait(let duration, let reason):
+                await pause(duration, reason)
+            }
+        }
+    }
+
+    private func nextAction() async -> SendPolicy.Action {
+        do {
+            let outbox = try await store.outbox(of: account)
+            return policy.next(live: await liveSession() != nil, outbox: outbox)
+        } catch {
+            log.warning("cannot read the outbox: \(error)")
+            return .wait(policy.fullStorageWait, .storageFull)
+        }
+    }
+
+    /// One try of `entry`: marked `sending` first, so a Delete meanwhile is refused and a restart
+    /// knows to send it again.
+    private func send(_ entry: OutboxEntry, deadline: Duration) async {
+        guard let session = await liveSession() else { return }
+        let sending: OutboxEntry?
+        let upstreamChat: String?
+        do {
+            sending = try await store.setOutboxState(entry.id, to: .sending, refusal: nil)
+            upstreamChat = try await store.upstreamChat(of: entry.chatId, account: account)
+        } catch {
+            log.warning("cannot mark message \(entry.id) as being sent: \(error)")
+            await perform(policy.storeFailed(), for: entry)
+            return
+        }
+        guard let sending, sending.state == .sending else { return }  // deleted meanwhile
+        emit(.outbox(sending))
+        let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
+                                      key: entry.upstreamKey, writtenAt: entry.createdAt)
+        let outcome: SendPolicy.Outcome
+        switch await Self.sendWithin(deadline, clock: environment.clock, { [upstream] () async throws(UpstreamError) -> UpstreamMessage in
+            try await upstream.send(message, token: session.token)
+        }) {
+        case .success(let sent):
+            outcome = await store(sent, for: sending)
+        case .failure(let error):
+            if error != .cancelled { log.info("message \(entry.id) (try \(sending.attempts)): \(error)") }
+            outcome = policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+        }
+        await perform(outcome, for: sending)
+    }
+
+    /// Stores what the upstream answered, which takes the entry out of the outbox.
+    private func store(_ sent: UpstreamMessage, for entry: OutboxEntry) async -> SendPolicy.Outcome {
+        do {
+            let applied = try await store.recordSent(sent, to: account, receivedAt: Timestamp.string(environment.now()))
+            if let usage = applied.usage, !applied.fresh.isEmpty {
+                emit(.messages(account: account, messages: applied.fresh, delivery: .silent, usage: usage, chats: applied.chats))
+            }
+            return policy.sent()
+        } catch {
+            log.warning("message \(entry.id) was sent but cannot be stored yet: \(error)")
+            return policy.storeFailed()
+        }
+    }
+
+    private func perform(_ outcome: SendPolicy.Outcome, for entry: OutboxEntry) async {
+        switch outcome {
+        case .sent:
+            emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: true))
+            settle(entry.id, .sent)
+        case .refused(let refusal):
+            log.info("message \(entry.id) was refused for good: \(refusal.reason.rawValue) \(refusal.detail)")
+            if let failed = try? await store.setOutboxState(entry.id, to: .failed, refusal: refusal) { emit(.outbox(failed)) }
+            settle(entry.id, .refused(refusal))
+        case .retry(let wait, let reason):
+            if let queued = try? await store.setOutboxState(entry.id, to: .queued, refusal: nil) { emit(.outbox(queued)) }
+            settle(entry.id, .queued)
+            await pause(wait, reason)
+        }
+    }
+
+    private func settle(_ id: Int64, _ result: SendTryResult) {
+        guard var waiters = tryWaiters.removeValue(forKey: id) else { return }
+        waiters.resumeAll(returning: result)
+    }
+
+    private func pause(_ duration: Duration, _ reason: SendPause) async {
+        if let wake = pendingWake {
+            pendingWake = nil
+            if policy.ends(reason, by: wake) { return }
+        }
+        guard duration > .zero else { return }
+        let clock = environment.clock
+        let sleeper = Task<Void, Never> { try? await clock.sleep(for: duration) }
+        (self.sleeper, waitingFor) = (sleeper, reason)
+        // The run's own cancellation ends the wait too.
+        await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        (self.sleeper, waitingFor) = (nil, nil)
+    }
+
+    /// `call`, or `.timedOut` once `deadline` has passed on `clock` (the call is then cancelled,
+    /// which closes its connection).
+    static func sendWithin(_ deadline: Duration, clock: any Clock<Duration>,
+                           _ call: @escaping @Sendable () async throws(UpstreamError) -> UpstreamMessage) async -> Result<UpstreamMessage, UpstreamError> {
+        await withTaskGroup(of: Result<UpstreamMessage, UpstreamError>?.self) { group in
+            group.addTask {
+                do throws(UpstreamError) {
+                    return .success(try await call())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                do {
+                    try await clock.sleep(for: deadline)
+                    return .failure(.timedOut)
+                } catch {
+                    return nil  // cancelled: the call ended first
+                }
+            }
+            var outcome: Result<UpstreamMessage, UpstreamError> = .failure(.cancelled)
+            for await result in group {
+                guard let result else { continue }
+                outcome = result
+                group.cancelAll()
+                break
+            }
+            return outcome
+        }
+    }
+}

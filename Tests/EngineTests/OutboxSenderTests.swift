@@ -1,0 +1,327 @@
+import Engine
+import Foundation
+import Store
+import Synchronization
+import TestSupport
+import Testing
+import Upstream
+
+/// An upstream that takes messages in memory, keeps each key once (as the protocol and Matrix
+/// do), and fails or hangs on request.
+private final class ChatInbox: MessageSending {
+    enum Script: Sendable {
+        /// Refuse or fail before anything is stored.
+        case fail(UpstreamError)
+        /// Store the message, then lose the answer.
+        case loseAnswer(UpstreamError)
+        /// Never answer (until the call is cancelled).
+        case hang
+    }
+
+    private struct State {
+        var script: [Script] = []
+        var calls: [OutgoingMessage] = []
+        var stored: [String: UpstreamMessage] = [:]
+        var order: [String] = []
+        var tokens: [String] = []
+    }
+
+    private let state = Mutex(State())
+    /// Called with the message the upstream just kept, before it answers (an echo through sync).
+    let onStored: @Sendable (UpstreamMessage) async -> Void
+
+    init(onStored: @escaping @Sendable (UpstreamMessage) async -> Void = { _ in }) {
+        self.onStored = onStored
+    }
+
+    func next(_ steps: Script...) { state.withLock { $0.script += steps } }
+    var calls: [OutgoingMessage] { state.withLock { $0.calls } }
+    var keysCalled: [String] { calls.map(\.key) }
+    /// What the chat holds, in the order it was kept.
+    var kept: [String] { state.withLock { state in state.order.map { state.stored[$0]!.text } } }
+    var tokens: [String] { state.withLock { $0.tokens } }
+
+    func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
+        let step = state.withLock { state -> Script? in
+            state.calls.append(message)
+            state.tokens.append(token)
+            return state.script.isEmpty ? nil : state.script.removeFirst()
+        }
+        if case .fail(let error) = step { throw error }
+        if case .hang = step {
+            do {
+                try await Task.sleep(for: .seconds(3600))
+            } catch {
+                throw .cancelled
+            }
+        }
+        let (kept, isNew) = state.withLock { state -> (UpstreamMessage, Bool) in
+            if let earlier = state.stored[message.key] { return (earlier, false) }
+            let kept = UpstreamMessage(id: Int64(state.order.count + 100), chatId: message.chatId, sender: UpstreamMessage.ownSender,
+                                       text: message.text, sentAt: message.writtenAt, sendKey: message.key)
+            state.stored[message.key] = kept
+            state.order.append(message.key)
+            return (kept, true)
+        }
+        if isNew { await onStored(kept) }
+        if case .loseAnswer(let error) = step { throw error }
+        return kept
+    }
+}
+
+/// The outbox sender performing `SendPolicy` against a real store, in virtual time.
+@Suite("Outbox sender")
+struct OutboxSenderTests {
+    let clock = ManualClock()
+    let store: MessageStore
+
+    init() throws {
+        store = try MessageStore(location: .memory)
+    }
+
+    /// Chats 1 and 2 of the primary account, from messages of someone else.
+    private func chats() async throws {
+        _ = try await store.apply([UpstreamMessage(id: 1, chatId: 1, sender: "ann", text: "hi", sentAt: "2026-12-03T08:00:00.000Z"),
+                                   UpstreamMessage(id: 2, chatId: 2, sender: "bob", text: "yo", sentAt: "2026-12-03T08:00:00.000Z")],
+                                  to: .primary, receivedAt: "2026-12-03T08:00:00.000Z", cursor: "2")
+    }
+
+    private struct Running {
+        let sender: OutboxSender
+        var events: AsyncStream<EngineEvent>.Iterator
+        let task: Task<Void, Never>
+    }
+
+    private func start(_ inbox: ChatInbox, live: @escaping @Sendable () -> Bool = { true }, policy: SendPolicy = SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)))) -> Running {
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let sender = OutboxSender(store: store, upstream: inbox, policy: policy, environment: EngineEnvironment(clock: clock),
+                                  liveSession: { live() ? SendSession(token: "token", userId: 42) : nil },
+                                  emit: { sink.yield($0) })
+        return Running(sender: sender, events: events.makeAsyncIterator(), task: Task { await sender.run() })
+    }
+
+    /// Waits for the events up to the one `until` accepts; what came, in order.
+    @discardableResult
+    private func events(of running: inout Running, until done: (EngineEvent) -> Bool) async -> [EngineEvent] {
+        var seen: [EngineEvent] = []
+        while let event = await running.events.next() {
+            seen.append(event)
+            if done(event) { break }
+        }
+        return seen
+    }
+
+    /// An entry's state changed to `state` (after its `attempts`-th try, when given).
+    private func became(_ state: OutboxState, afterTry attempts: Int? = nil) -> (EngineEvent) -> Bool {
+        { event in
+            guard case .outbox(let entry) = event else { return false }
+            return entry.state == state && (attempts == nil || entry.attempts == attempts)
+        }
+    }
+
+    private func left(_ count: Int) -> (EngineEvent) -> Bool {
+        var sent = 0
+        return { event in
+            if case .outboxLeft = event { sent += 1 }
+            return sent == count
+        }
+    }
+
+    private func write(_ running: Running, _ text: String, chat: Int64 = 1, key: String? = nil) async throws -> OutboxEntry {
+        guard case .queued(let entry) = try await running.sender.write(text, to: chat, requestKey: key ?? text) else {
+            Issue.record("not queued")
+            throw CancellationError()
+        }
+        return entry
+    }
+
+    private func storedTexts(chat: Int64 = 1) async throws -> [String] {
+        try await store.messages(of: .primary, chat: chat, limit: 100).messages.reversed().map(\.text)
+    }
+
+    @Test func messagesGoOneAtATimeOldestFirstEachUnderItsOwnKeyAndLeaveTheOutbox() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        let first = try await write(running, "one")
+        let second = try await write(running, "two", chat: 2)
+        let third = try await write(running, "three")
+        await events(of: &running, until: left(3))
+        #expect(inbox.kept == ["one", "two", "three"])
+        #expect(inbox.keysCalled == [first.upstreamKey, second.upstreamKey, third.upstreamKey])
+        #expect(Set(inbox.keysCalled).count == 3)
+        #expect(inbox.calls.allSatisfy { $0.userId == 42 }, "as the account's user")
+        #expect(try await store.outbox().isEmpty)
+        #expect(try await storedTexts() == ["hi", "one", "three"])
+        #expect(try await storedTexts(chat: 2) == ["yo", "two"])
+        #expect(try await store.chats(of: .primary).allSatisfy { $0.unread == 0 }, "what the person wrote is never unread")
+    }
+
+    @Test func aLostAnswerGoesAgainUnderTheSameKeyAfterABackoffAndTheChatKeepsItOnce() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        inbox.next(.loseAnswer(.unreachable("connection reset")))
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        let entry = try await write(running, "hello")
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        await clock.waitForSleepers(1)
+        let wait = try #require(clock.nextDeadline)
+        #expect(wait <= .seconds(1), "a full-jitter draw within the first ceiling")
+        #expect(try await store.outbox().map(\.state) == [.queued], "no answer is not a failure")
+        clock.advance(by: wait)
+        await events(of: &running, until: left(1))
+        #expect(inbox.keysCalled == [entry.upstreamKey, entry.upstreamKey])
+        #expect(inbox.kept == ["hello"])
+        #expect(try await storedTexts() == ["hi", "hello"])
+    }
+
+    @Test func aRequestPastItsDeadlineIsCutAndCountsAsALostAnswer() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        inbox.next(.hang)
+        var running = start(inbox, policy: SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)), deadline: .seconds(20)))
+        defer { running.task.cancel() }
+        let entry = try await write(running, "slow")
+        await events(of: &running, until: became(.sending, afterTry: 1))
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == .seconds(20), "the request's own deadline")
+        clock.advance(by: .seconds(20))
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        await clock.waitForSleepers(1)
+        clock.advance(by: clock.nextDeadline ?? .zero)
+        await events(of: &running, until: left(1))
+        #expect(inbox.keysCalled == [entry.upstreamKey, entry.upstreamKey])
+        #expect(inbox.kept == ["slow"])
+    }
+
+    @Test func whileSyncingIsNotLiveEntriesStayQueuedAndSyncingGoingLiveSendsThemAtOnce() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        let live = Mutex(false)
+        var running = start(inbox, live: { live.withLock { $0 } })
+        defer { running.task.cancel() }
+        for text in ["a", "b", "c", "d", "e"] { _ = try await write(running, text) }
+        await clock.waitForSleepers(1)
+        #expect(inbox.calls.isEmpty)
+        #expect(try await store.outbox().map(\.state) == Array(repeating: .queued, count: 5))
+        live.withLock { $0 = true }
+        await running.sender.wake(.syncing)
+        await events(of: &running, until: left(5))
+        #expect(inbox.kept == ["a", "b", "c", "d", "e"], "in the order written, without the clock moving")
+    }
+
+    @Test func aNewMessageDoesNotCutABackoffShortButSyncingComingBackDoes() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        inbox.next(.fail(.unreachable("refused")), .fail(.unreachable("refused")), .fail(.unreachable("refused")))
+        var running = start(inbox, policy: SendPolicy(backoff: Backoff(base: .seconds(8), cap: .seconds(8))))
+        defer { running.task.cancel() }
+        _ = try await write(running, "first")
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        await clock.waitForSleepers(1)
+        let backoff = clock.nextDeadline
+        _ = try await write(running, "second")
+        #expect(clock.sleeperCount == 1)
+        #expect(clock.nextDeadline == backoff, "still the same backoff")
+        #expect(inbox.calls.count == 1)
+        await running.sender.wake(.syncing)
+        await events(of: &running, until: became(.queued, afterTry: 2))
+        #expect(inbox.calls.count == 2, "tried again at once, without the clock moving")
+    }
+
+    @Test func aRefusalFailsTheEntryAndEachTryAgainIsOneRealTry() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        let forbidden = SendRefusal(.forbidden, detail: "not allowed here")
+        inbox.next(.fail(.refused(forbidden)), .fail(.refused(forbidden)))
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        let entry = try await write(running, "hey")
+        let seen = await events(of: &running, until: { event in
+            if case .outbox(let changed) = event { return changed.state == .failed }
+            return false
+        })
+        guard case .outbox(let failed) = seen.last else { return }
+        #expect(failed.failure == forbidden)
+        #expect(try await store.outbox().map(\.state) == [.failed])
+        #expect(await running.sender.tryAgain(entry.id) == .refused(forbidden))
+        #expect(inbox.calls.count == 2, "one real try")
+        #expect(await running.sender.tryAgain(entry.id) == .sent)
+        #expect(inbox.calls.count == 3, "and another")
+        #expect(inbox.keysCalled == Array(repeating: entry.upstreamKey, count: 3))
+        #expect(try await store.outbox().isEmpty)
+        #expect(await running.sender.tryAgain(entry.id) == .notFailed)
+    }
+
+    @Test func aRateLimitIsWaitedOutWhateverWakesTheSender() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        inbox.next(.fail(.rateLimited(retryAfter: .seconds(9))))
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        _ = try await write(running, "easy")
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == .seconds(9))
+        await running.sender.wake(.syncing)
+        _ = try await write(running, "there")
+        #expect(clock.nextDeadline == .seconds(9))
+        #expect(inbox.calls.count == 1)
+        clock.advance(by: .seconds(9))
+        await events(of: &running, until: left(2))
+        #expect(inbox.kept == ["easy", "there"])
+    }
+
+    @Test func whatWasBeingSentWhenTheProcessStoppedGoesAgainFirstUnderItsKey() async throws {
+        try await chats()
+        guard case .queued(let interrupted) = try await store.enqueue("in flight", to: 1, of: .primary, requestKey: "r", upstreamKey: "lp-kept",
+                                                                      createdAt: "2026-12-03T08:00:00.000Z") else { return }
+        _ = try await store.setOutboxState(interrupted.id, to: .sending, refusal: nil)
+        let inbox = ChatInbox()
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        await events(of: &running, until: left(1))
+        #expect(inbox.keysCalled == ["lp-kept"])
+        #expect(try await storedTexts() == ["hi", "in flight"])
+    }
+
+    @Test func anEchoThatComesBeforeTheAnswerShowsTheMessageOnce() async throws {
+        try await chats()
+        let store = self.store
+        // The sync brings the message back (with its key) before the send's answer arrives.
+        let inbox = ChatInbox(onStored: { echo in
+            _ = try? await store.apply([echo], to: .primary, receivedAt: "2026-12-03T08:00:01.000Z", cursor: String(echo.id))
+        })
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        _ = try await write(running, "once")
+        await events(of: &running, until: left(1))
+        #expect(try await storedTexts() == ["hi", "once"])
+        #expect(try await store.outbox().isEmpty)
+    }
+
+    @Test func aMessageBeingSentCannotBeDeletedButAQueuedOneCan() async throws {
+        try await chats()
+        let inbox = ChatInbox()
+        inbox.next(.hang)
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        let sending = try await write(running, "on its way")
+        let waiting = try await write(running, "behind it")
+        await events(of: &running, until: became(.sending, afterTry: 1))
+        #expect(try await running.sender.discard(sending.id) == .sending)
+        guard case .removed = try await running.sender.discard(waiting.id) else {
+            Issue.record("a queued message is deleted")
+            return
+        }
+        await clock.waitForSleepers(1)
+        clock.advance(by: clock.nextDeadline ?? .zero)  // the deadline: no answer
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        await clock.waitForSleepers(1)
+        clock.advance(by: clock.nextDeadline ?? .zero)  // the backoff
+        await events(of: &running, until: left(1))
+        #expect(inbox.kept == ["on its way"], "the deleted one never went")
+    }
+}
