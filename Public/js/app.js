@@ -6,8 +6,8 @@
 
 import { getJSON, HttpError, loadSession, post, reasonFor, UnreadableAnswer } from "./api.js";
 import {
-  chatChanged, chatMarkedRead, chatMessageChanged, chatRemoved, chatsChanged, chatsHeard, historyArrived, offerLinked, onUnreadChanged, refreshChats,
-  renderHistoryProgress, wireChats,
+  chatChanged, chatMarkedRead, chatMessageChanged, chatRemoved, chatsChanged, chatsHeard, historyArrived, offerLinked, onUnreadChanged, outboxChanged,
+  refreshChats, renderHistoryProgress, renderOutbox, setOutbox, wireChats, wireOutbox,
 } from "./chats.js";
 import { formatWhen } from "./dates.js";
 import { $, element, refreshTimes, setReplyLookup } from "./dom.js";
@@ -21,17 +21,20 @@ import { ACCOUNTS, lists, makePanes, newestInView, olderHistoryArrived, onPaneCh
 import { startPolling } from "./poll.js";
 import { withProgress } from "./progress.js";
 import { searchResultChanged, wireSearch } from "./search.js";
-import { renderSimulator, wireSimulator } from "./simpanel.js";
+import { renderSimulator, renderWritten, wireSimulator } from "./simpanel.js";
 import { pageStatus } from "./status.js";
 import { recordHistory, renderStatus, updateCountdown } from "./statusbar.js";
 import {
-  errorRaised, errorResolved, outOfSpace, processDidNotAnswer, renderErrors, sendState, statusParts, tellStorageNews, wireSurfaces,
+  errorHandlers, errorRaised, errorResolved, outOfSpace, processDidNotAnswer, renderErrors, sendState, statusParts, tellStorageNews, wireSurfaces,
 } from "./surfaces.js";
 import { decideNotice, keepForLater, startTabs, takeKept } from "./tabs.js";
 import { messagesToast, quotedMessageChanged, toast } from "./toasts.js";
 import { renderStorage, showLinkedPane } from "./view.js";
+import { PROBLEM } from "./vocabulary.js";
 
 let state = initialState();
+/** Whether the built-in simulator (and its panel) is there. */
+let simulatorShown = false;
 let poller = null;
 let unread = 0;
 /** Messages this tab told of with system notifications since it was last seen (their count). */
@@ -58,6 +61,7 @@ function applySnapshot(snapshot, { first = false } = {}) {
   resetProblems(snapshot.recentProblems);
   takeSnapshotMessages(snapshot, before, { first });
   renderHistoryProgress(snapshot.history);
+  setOutbox(snapshot.outbox, snapshot.canSend);
   renderAll();
 }
 
@@ -131,6 +135,10 @@ function applyEvents(events) {
       case "simulator":
         renderSimulator(data);
         break;
+      case "outbox":
+        outboxChanged(data);
+        if (data.state === "sent") loadWritten();
+        break;
       case "history":
         renderHistoryProgress(data);
         historyArrived(data.account, data.chatId);
@@ -147,7 +155,8 @@ function applyEvents(events) {
  *  tabs (tabs.js): in a visible tab a notice unless they are in view already (notices.js), else
  *  one tab's system notification, else a summary for whichever tab the person sees next. */
 function addMessages(account, messages, notify, caughtUp) {
-  const fresh = messages.filter((message) => !lists[account].has(message.id));
+  // What the person wrote here is theirs: it is shown, never announced to them.
+  const fresh = messages.filter((message) => !lists[account].has(message.id) && message.outboxId == null);
   lists[account].add(messages.map((message) => ({ ...message, account })));
   if (!notify || fresh.length === 0) return;
   const { action, fresh: untold } = decideNotice(account, fresh.map((message) => message.id));
@@ -204,6 +213,7 @@ function renderAll() {
   offerLinked(state.accounts.linked != null);
   renderStorage(state.storage, outOfSpace(state));
   renderErrors(state);
+  renderOutbox();
   restoreFocus(() => attemptRunningHere());
 }
 
@@ -320,6 +330,17 @@ async function loadSimulatorState() {
   } catch {
     // The panel says what it last heard; the feed's `simulator` events keep it true.
   }
+  await loadWritten();
+}
+
+/** What the accounts wrote, as the simulator received it: read again whenever a message was sent. */
+async function loadWritten() {
+  if (!simulatorShown) return;
+  try {
+    renderWritten((await getJSON("/api/simulator/written")).messages);
+  } catch {
+    // The list stays as it was; the next message sent reads it again.
+  }
 }
 
 // MARK: First load
@@ -383,6 +404,10 @@ function start(session, snapshot) {
     onPaneChange((account) => renderPane(account, { name: accountName(account), stale: pageStatus(state).stale, heardAt: formatWhen(state.lastHeardAt) }));
     onUnreadChanged((count) => { unread = count; renderAll(); });
     wireSurfaces({ getState: () => state, dispatch, render: renderAll, retryProcess: () => poller?.retryNow(), recheckAccess });
+    wireOutbox({
+      errorFor: (outboxId) => state.errors.find((error) => error.type === PROBLEM.sendFailed && error.outboxId === outboxId) ?? null,
+      handlers: errorHandlers,
+    });
   }
   applySnapshot(snapshot, { first: !wired });
   if (!wired) {
@@ -392,6 +417,7 @@ function start(session, snapshot) {
     wireChats();
     wireSearch();
     if (session.simulator) {
+      simulatorShown = true;
       wireSimulator(sendToSimulator);
       loadSimulatorState();
     }

@@ -1,14 +1,19 @@
 // The chats card and the chat view: each account's chats, newest activity first, with how many
 // live messages are unread; one chat's messages oldest at the top with a heading for each day,
-// scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines.
+// scroll-back, marking read when it is opened; downloads of an account or a chat as JSON Lines;
+// and writing in a chat: the message box, and the local echoes of what is not sent yet.
 
 import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from "./api.js";
-import { confirmOption } from "./errors.js";
+import { confirmOption, failureText, optionButtons } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
 import { editedMark, element, messageText, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
+import {
+  composerRule, draftKey, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, requestKeyFor, sendableText, withAccepted,
+  withOutboxEvent, withSentMessages,
+} from "./outbox.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -26,6 +31,14 @@ let refreshTimer = null;
 /** The open chat, if any: its messages oldest first. */
 let open = null;
 let unreadListener = () => {};
+
+/** What the person wrote that is not sent yet (outbox.js), and whether the upstream takes messages. */
+let outbox = emptyOutbox();
+let canSend = false;
+/** The open /problems/send-failed error of an unsent message, from the page's state (app.js). */
+let errorOfEntry = () => null;
+/** What an echo's Try again and Delete do with their answers: the page's own (surfaces.js). */
+let echoHandlers = {};
 
 /** `listener(count)` hears the unread count of the chats listed whenever it changes (the tab's title). */
 export function onUnreadChanged(listener) {
@@ -45,7 +58,31 @@ export function wireChats() {
     if (open) openChat(open.account, open.chatId, { opener: open.opener });
   });
   renderExportLink();
+  wireComposer();
   refreshChats();
+}
+
+/** `errorFor(outboxId)` finds an unsent message's open error; `handlers` take its attempts' answers. */
+export function wireOutbox({ errorFor, handlers }) {
+  errorOfEntry = errorFor;
+  echoHandlers = handlers;
+}
+
+/** The outbox as the snapshot gives it, and whether the upstream takes messages at all. */
+export function setOutbox(list, sending) {
+  outbox = outboxFrom(list);
+  canSend = Boolean(sending);
+  renderChats();
+  renderOutbox();
+}
+
+/** An `outbox` event: an unsent message changed state, or left the outbox. */
+export function outboxChanged(data) {
+  const before = outbox;
+  outbox = withOutboxEvent(outbox, data);
+  if (outbox === before) return;
+  renderChats();
+  renderOutbox();
 }
 
 /** Reads the chat list of the account shown again. */
@@ -79,6 +116,9 @@ export async function refreshChats() {
 /** Messages were stored: the list follows with the chats they changed (`changedChats`, as the
  *  event brings them), and an open chat shows its new ones. */
 export function chatsHeard(messageAccount, messages, changedChats) {
+  const before = outbox;
+  outbox = withSentMessages(outbox, messages);
+  if (outbox !== before) renderOutbox();
   if (messageAccount === account) {
     if (Array.isArray(changedChats)) {
       chats = withChatsOfNewMessages(chats, changedChats);
@@ -165,6 +205,7 @@ export function chatRemoved(removedAccount, chatId) {
 
 /** The archive note of a chat the account left, with the way to remove it from this computer. */
 function renderArchived(chat) {
+  if (open) renderComposer(chat);
   const archived = chat?.membership === "leave";
   $("#chat-archived").hidden = !archived;
   $("#chat-remove-error").hidden = true;
@@ -214,19 +255,22 @@ function chatName(chat) {
 
 function renderChats() {
   const list = $("#chats");
+  const notSent = notSentCounts(outbox, account);
   const focused = document.activeElement?.closest?.("#chats [data-chat]")?.dataset.chat;
   $("#chats-note").textContent = chats.length === 0 ? "No chats stored yet."
     : `${chats.length} ${chats.length === 1 ? "chat" : "chats"}${unreadSummary()}.`;
   list.replaceChildren(...chats.map((chat) => {
     const when = chat.lastMessageAt ? shortTime(chat.lastMessageAt) : "";
     const unread = chat.unread > 0 ? `${chat.unread} unread` : "";
+    const failed = notSent.get(chat.id) ?? 0;
+    const notSentWords = failed > 0 ? `${failed} not sent` : "";
     const button = element("button", {
       className: "chat-row",
       attributes: {
         type: "button",
         "data-chat": String(chat.id),
         "aria-label": [chatName(chat), chat.membership === "leave" && "left, kept as an archive", chat.encrypted && "encrypted, cannot be read here",
-          unread, when && `last message ${when}`]
+          unread, notSentWords, when && `last message ${when}`]
           .filter(Boolean).join(", "),
       },
     }, [
@@ -234,6 +278,7 @@ function renderChats() {
       ...(chat.membership === "leave" ? [element("span", { className: "badge archived-badge", text: "Left", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.encrypted ? [element("span", { className: "badge encrypted-badge", text: "Encrypted", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.unread > 0 ? [element("span", { className: "unread", text: String(chat.unread), attributes: { "aria-hidden": "true" } })] : []),
+      ...(failed > 0 ? [element("span", { className: "badge not-sent-badge", text: notSentWords, attributes: { "aria-hidden": "true" } })] : []),
       element("span", { className: "chat-when muted", text: when, attributes: { "aria-hidden": "true" } }),
     ]);
     button.addEventListener("click", () => openChat(account, chat.id, { opener: button }));
@@ -271,6 +316,8 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   // Encrypted and unreadable here; through a decrypting proxy (pantalaimon) its messages are readable.
   $("#chat-encrypted").hidden = !(known?.encrypted && known.unreadable !== false);
   renderArchived(known);
+  renderComposer(known);
+  renderOutbox();
   if (!dialog.open) dialog.showModal();
   $("#chat-view-title").focus();
   await loadPage({ before: at == null ? null : at + 1 });
@@ -398,4 +445,130 @@ async function markRead(chatAccount, chatId, through = null) {
     return; // not reached: the count stays as it is, which is still true
   }
   if (answer.status === 200) chatMarkedRead(chatAccount, chatId, answer.body?.chat?.unread ?? 0);
+}
+
+// MARK: Writing
+
+function wireComposer() {
+  const box = $("#chat-text");
+  box.addEventListener("keydown", (event) => {
+    if (keyAction(event) !== "send") return;
+    event.preventDefault();
+    sendWritten();
+  });
+  // Kept until the dashboard has it: a reload (or a closed chat) does not lose what was typed.
+  box.addEventListener("input", () => {
+    if (!open) return;
+    const draft = readDraft(open);
+    writeDraft(open, { text: box.value, requestKey: draft?.text === box.value ? draft.requestKey : undefined });
+  });
+  $("#chat-composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sendWritten();
+  });
+}
+
+/** The message box of the open chat: on, or off with the reason beside it; its draft back. */
+function renderComposer(chat) {
+  const rule = composerRule(chat, { canSend });
+  const box = $("#chat-text");
+  box.disabled = !rule.enabled;
+  $("#chat-send").disabled = !rule.enabled;
+  setText($("#chat-composer-note"), rule.reason);
+  if (!open) return;
+  const draft = readDraft(open);
+  if (box.dataset.chat !== `${open.account}/${open.chatId}`) {
+    box.dataset.chat = `${open.account}/${open.chatId}`;
+    box.value = draft?.text ?? "";
+  }
+}
+
+/** Sends what is in the box: into the outbox, under a request key kept with the draft, so that a
+ *  request whose answer was lost (or a reload) sends the same key again and it is kept once. */
+async function sendWritten() {
+  if (!open) return;
+  const chat = open;
+  const box = $("#chat-text");
+  const text = sendableText(box.value);
+  if (text == null || box.disabled) return;
+  const requestKey = requestKeyFor(readDraft(chat), text, () => crypto.randomUUID());
+  writeDraft(chat, { text, requestKey });
+  const note = $("#chat-composer-note");
+  let answer;
+  try {
+    answer = await withProgress($("#chat-send"), () => post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`,
+      { text }, { idempotencyKey: requestKey }));
+  } catch (failure) {
+    setText(note, `The dashboard did not take it: ${reasonFor(failure)} Your text is kept; send it again.`);
+    return;
+  }
+  if (answer.status !== 202) {
+    setText(note, `Not sent: ${answer.body?.detail ?? `the dashboard answered ${answer.status}.`}`);
+    return;
+  }
+  clearDraft(chat);
+  outbox = withAccepted(outbox, { outboxId: answer.body.outboxId, account: chat.account, chatId: chat.chatId, text, createdAt: new Date().toISOString() });
+  if (open === chat) {
+    if (box.value === text) box.value = "";
+    setText(note, "");
+    renderOutbox();
+    const scroller = $("#chat-scroll");
+    scroller.scrollTop = scroller.scrollHeight;
+  }
+}
+
+/** The open chat's local echoes, below its stored messages: "Sending…", or "Not sent" with the
+ *  reason and the error's own Try again and Delete. */
+export function renderOutbox() {
+  const list = $("#chat-outbox");
+  if (!open) {
+    list.replaceChildren();
+    return;
+  }
+  const focused = list.contains(document.activeElement) ? document.activeElement.dataset?.key : undefined;
+  list.replaceChildren(...pendingIn(outbox, open.account, open.chatId).map((entry) => {
+    const error = entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null;
+    const words = echoWords({ ...entry, error });
+    const failed = entry.state === "failed";
+    const children = [
+      element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
+      element("div", { className: "text", text: entry.text }),
+    ];
+    if (failed) {
+      children.push(element("p", { className: "reason", text: words.reason }));
+      const tried = error ? failureText(error) : "";
+      if (tried) children.push(element("p", { className: "attempt-note", text: tried }));
+      if (error) children.push(element("div", { className: "echo-actions" }, optionButtons(error, echoHandlers)));
+    }
+    return element("li", {
+      className: `message pending${failed ? " not-sent" : ""}`,
+      attributes: { "data-outbox-id": String(entry.outboxId), "aria-label": `You: ${entry.text}. ${words.mark}` },
+    }, children);
+  }));
+  if (focused) list.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function readDraft(chat) {
+  try {
+    return JSON.parse(sessionStorage.getItem(draftKey(chat.account, chat.chatId)) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+function writeDraft(chat, draft) {
+  try {
+    if (draft.text) sessionStorage.setItem(draftKey(chat.account, chat.chatId), JSON.stringify(draft));
+    else sessionStorage.removeItem(draftKey(chat.account, chat.chatId));
+  } catch {
+    // Storage full or off: the text stays in the box, only a reload would lose it.
+  }
+}
+
+function clearDraft(chat) {
+  try {
+    sessionStorage.removeItem(draftKey(chat.account, chat.chatId));
+  } catch {
+    // As above.
+  }
 }

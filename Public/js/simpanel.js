@@ -1,7 +1,7 @@
 // The Simulator panel: the built-in demo chat server's controls, in words (what each fault does),
 // and the simulator as it is now, kept true in every window from the feed's `simulator` events.
 
-import { $, setText } from "./dom.js";
+import { $, element, setText } from "./dom.js";
 import { formatBytes } from "./view.js";
 
 /** Each fault in words: its name in the list, and what it does. */
@@ -15,6 +15,7 @@ export const FAULTS = {
   decline: { name: "Payments declined", does: "Buy more space is turned down." },
   unauthorized: { name: "Sign-in refused", does: "Turns down every new session." },
   conflict: { name: "Another poller", does: "Another client takes over fetching messages." },
+  "refuse-send": { name: "Sends refused", does: "Refuses every message written in a chat (403), as a chat one may not write in." },
 };
 
 const RATES = { 1: "every call", 0.5: "half of the calls", 0.2: "one call in five" };
@@ -70,4 +71,14 @@ export function wireSimulator(send) {
   $("#sim-expire").addEventListener("click", () => send("expire-token", {}));
   $("#sim-fill").addEventListener("click", () => send("fill", {}));
   $("#demo-stop").addEventListener("click", () => send("auto", { perSecond: 0 }));
+}
+
+/** The newest messages the simulator received from the accounts (`/api/simulator/written`). */
+export function renderWritten(messages, shown = 5) {
+  const list = $("#sim-written");
+  const newest = (messages ?? []).slice(-shown);
+  list.replaceChildren(...newest.map((message) => element("li", {
+    text: `${message.chatName ?? `Chat ${message.chatId}`} (${message.account}): ${message.text}`,
+  })));
+  $("#sim-written-none").hidden = newest.length > 0;
 }

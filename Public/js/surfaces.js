@@ -15,7 +15,7 @@ import { problemResolved } from "./history.js";
 import { openError } from "./pagestate.js";
 import { markIfBusy, withProgress } from "./progress.js";
 import { toast } from "./toasts.js";
-import { PROBLEM, STORAGE_PROBLEMS } from "./vocabulary.js";
+import { MESSAGE_PROBLEMS, PROBLEM, STORAGE_PROBLEMS } from "./vocabulary.js";
 
 let page = null; // { getState, dispatch, render, retryProcess, recheckAccess }
 
@@ -27,7 +27,12 @@ export function wireSurfaces(hooks) {
 
 const handlers = { onDone: attemptDone, onEscape: alertEscaped };
 
+/** What every error's buttons do with their answers, for errors shown elsewhere (an unsent message's). */
+export const errorHandlers = handlers;
+
 const shownAs = (state, presentation) => state.errors.filter((error) => error.presentation === presentation);
+/** The pane's view: errors shown at a message (an unsent one) have their place in the chat. */
+const paneViews = (state) => shownAs(state, "view").filter((error) => !MESSAGE_PROBLEMS.includes(error.type));
 
 // MARK: The status bar's buttons
 
@@ -80,7 +85,7 @@ const toasted = new Set();
 
 /** Shows every open error where its presentation says, once. */
 export function renderErrors(state) {
-  renderErrorView($('[data-view-for="primary"]'), shownAs(state, "view").at(-1), handlers);
+  renderErrorView($('[data-view-for="primary"]'), paneViews(state).at(-1), handlers);
   const alerts = shownAs(state, "alert").filter((error) => state.placements[error.id] === "dialog");
   const showing = alertShowing();
   if (alerts.length && !$("#confirm").open) {

@@ -16,6 +16,7 @@ export const PROBLEM = Object.freeze({
   anotherPoller: "/problems/another-poller",
   upstreamBehind: "/problems/upstream-behind",
   storageFailure: "/problems/storage-failure",
+  sendFailed: "/problems/send-failed",
 });
 
 /** Option ids, as posted back in an attempt. */
@@ -28,6 +29,7 @@ export const OPTION = Object.freeze({
   buySpace: "buy-space",
   signIn: "sign-in",
   resync: "resync",
+  discard: "discard",
 });
 
 /** The errors about storage: what they lead to is told in the storage card. */
@@ -35,3 +37,6 @@ export const STORAGE_PROBLEMS = Object.freeze([PROBLEM.outOfSpace, PROBLEM.purch
 
 /** The errors with a place of their own in the pane (a view), never the connection's banner. */
 export const PANE_PROBLEMS = Object.freeze([PROBLEM.outOfSpace, PROBLEM.upstreamBehind]);
+
+/** The errors shown at a message in its chat (an unsent one), never in the pane or the status bar. */
+export const MESSAGE_PROBLEMS = Object.freeze([PROBLEM.sendFailed]);

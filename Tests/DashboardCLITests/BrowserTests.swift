@@ -10,7 +10,8 @@ import TestSupport
 /// (one notice per message across windows, alerts where the person acted, retries that show their
 /// progress, words that say what an option did), `story_test.py` (the page tells one story: a restart
 /// with two windows, every part agreeing in each fault, the demo, storage words, notices, layout
-/// shift at 5 messages a second, the tab title, search, axe at three widths in light and dark) and
+/// shift at 5 messages a second, the tab title, search, axe at three widths in light and dark),
+/// `sending_test.py` (writing in a chat: the echo, Not sent with Try again and Delete, reloads) and
 /// `matrix_sign_in_test.py` (a Matrix account on a real Synapse asking to sign in again). `.ci/run` installs Chromium, chromedriver and
 /// selenium; where they are missing and `CI` is not set, the tests are skipped with a note rather
 /// than failing a developer's machine. One at a time: two Chromiums on two cores would slow both.
@@ -54,6 +55,11 @@ struct BrowserTests {
     @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
     func thePageTellsOneStory() async throws {
         try await runScript("story_test.py", [ChildProcess.binaryPath("dashboard")])
+    }
+
+    @Test(.enabled(if: toolsPresent || required, "needs chromium, chromium-driver and selenium (.ci/run installs them)"))
+    func aPersonWritesBackAndSeesWhatBecameOfEachMessage() async throws {
+        try await runScript("sending_test.py", [ChildProcess.binaryPath("dashboard")])
     }
 
     /// Synapse's own Python, in the venv `.ci/run` makes.

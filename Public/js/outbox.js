@@ -1,0 +1,104 @@
+// What the person wrote that is not sent yet, as the page knows it: a plain value that the
+// snapshot, the outbox events and the messages events go into, and that the chat view (its local
+// echoes) and the chat list ("1 not sent") read. No DOM, no clock: tested under node --test.
+
+/** An outbox with nothing in it. */
+export function emptyOutbox() {
+  return { entries: [] };
+}
+
+/** The outbox as the snapshot (or GET /api/outbox) gives it. */
+export function outboxFrom(list) {
+  return { entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [] };
+}
+
+/** An `outbox` event: an entry whose state changed, or one that left (`sent` or `deleted`). */
+export function withOutboxEvent(outbox, data) {
+  if (!Number.isInteger(data?.outboxId)) return outbox;
+  const others = outbox.entries.filter((entry) => entry.outboxId !== data.outboxId);
+  if (data.state === "sent" || data.state === "deleted") return others.length === outbox.entries.length ? outbox : { entries: others };
+  if (!isEntry(data)) return outbox;
+  return { entries: [...others, data].sort(byId) };
+}
+
+/** A messages event: a message that came with `outboxId` takes the place of its local echo. */
+export function withSentMessages(outbox, messages) {
+  const sent = new Set((messages ?? []).map((message) => message.outboxId).filter(Number.isInteger));
+  if (sent.size === 0) return outbox;
+  const entries = outbox.entries.filter((entry) => !sent.has(entry.outboxId));
+  return entries.length === outbox.entries.length ? outbox : { entries };
+}
+
+/** The answer to a message written here (202): its entry, before (or after) its event comes. */
+export function withAccepted(outbox, { outboxId, account, chatId, text, createdAt }) {
+  if (outbox.entries.some((entry) => entry.outboxId === outboxId)) return outbox;
+  const entry = { outboxId, account, chatId, text, state: "queued", createdAt, error: null };
+  return { entries: [...outbox.entries, entry].sort(byId) };
+}
+
+/** The entries of one chat, oldest first: the local echoes shown below its stored messages. */
+export function pendingIn(outbox, account, chatId) {
+  return outbox.entries.filter((entry) => entry.account === account && entry.chatId === chatId);
+}
+
+/** How many messages of each chat of `account` were not sent (failed), by chat id. */
+export function notSentCounts(outbox, account) {
+  const counts = new Map();
+  for (const entry of outbox.entries) {
+    if (entry.account === account && entry.state === "failed") counts.set(entry.chatId, (counts.get(entry.chatId) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** What a local echo says about itself: its mark, and for one not sent, why (the error's words). */
+export function echoWords(entry) {
+  if (entry.state === "failed") {
+    const reason = entry.error ? [entry.error.detail, entry.error.suggestion].filter(Boolean).join(" ") : "The chat server refused it.";
+    return { mark: "Not sent", reason };
+  }
+  return { mark: "Sending…", reason: "" };
+}
+
+/** Whether the person can write in `chat` here, and if not, why (said beside the disabled box). */
+export function composerRule(chat, { canSend = true } = {}) {
+  if (!canSend) return { enabled: false, reason: "This chat server takes no messages from the dashboard." };
+  if (!chat) return { enabled: true, reason: "" };
+  if (chat.membership === "leave") return { enabled: false, reason: "You left this chat, so nothing can be sent here." };
+  if (chat.encrypted) {
+    return { enabled: false, reason: "This room is end-to-end encrypted, and this dashboard cannot encrypt: write in Element or another Matrix app." };
+  }
+  return { enabled: true, reason: "" };
+}
+
+/** What a key press in the message box does: Enter sends, Shift+Enter (or Enter while composing
+ *  with an input method) is a new line. */
+export function keyAction({ key, shiftKey = false, isComposing = false }) {
+  return key === "Enter" && !shiftKey && !isComposing ? "send" : "type";
+}
+
+/** The text as it would be sent, or null when there is nothing to send (empty or only spaces). */
+export function sendableText(text) {
+  return typeof text === "string" && text.trim().length > 0 ? text : null;
+}
+
+/** The sessionStorage key of a chat's unsent draft. */
+export function draftKey(account, chatId) {
+  return `draft/${account}/${chatId}`;
+}
+
+/**
+ * The request key to send `text` under: the draft's own when this very text was sent before and
+ * its answer never came (so the dashboard keeps it once), a new one otherwise.
+ */
+export function requestKeyFor(draft, text, makeKey) {
+  return draft && draft.text === text && typeof draft.requestKey === "string" ? draft.requestKey : makeKey();
+}
+
+function isEntry(entry) {
+  return Number.isInteger(entry?.outboxId) && typeof entry.account === "string" && Number.isInteger(entry.chatId)
+    && typeof entry.text === "string" && ["queued", "sending", "failed"].includes(entry.state);
+}
+
+function byId(a, b) {
+  return a.outboxId - b.outboxId;
+}

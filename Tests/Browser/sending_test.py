@@ -1,0 +1,150 @@
+"""Writing back in a real headless Chromium, as a person does it: type in an open chat and press
+Enter, see the message at once marked "Sending…" and then sent; a refused message says "Not sent"
+with the reason and Try again / Delete beside it, Try again clicked twice is two real tries, Delete
+takes it away; the chat's row says "1 not sent"; a reload and a second window show the same;
+Shift+Enter is a new line; text typed but not sent survives a reload; nothing is announced for
+one's own messages. axe-core is clean with a message not sent.
+
+    python3 Tests/Browser/sending_test.py DASHBOARD_BINARY SCREENSHOT_DIR
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_support import (  # noqa: E402
+    WIDE, accessible_at_both_widths, browser, click, console_errors, find, find_all, run_suite, shot, start_dashboard, text_of, wait,
+)
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+BINARY, SHOTS = sys.argv[1], sys.argv[2]
+os.makedirs(SHOTS, exist_ok=True)
+
+
+def open_first_chat(context):
+    """A dashboard whose primary account has chats, the page live, the first chat open; its id."""
+    dashboard = start_dashboard(context, BINARY, "--always-on", size=WIDE)
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 3})
+    driver = context.driver
+    wait(driver, lambda: find_all(driver, "#chats [data-chat]"), message="chats listed")
+    row = find_all(driver, "#chats [data-chat]")[0]
+    chat = int(row.get_attribute("data-chat"))
+    click(driver, row)
+    wait(driver, lambda: find(driver, "#chat-view").get_attribute("open") is not None, message="chat open")
+    wait(driver, lambda: find_all(driver, "#chat-messages .message"), message="messages shown")
+    return dashboard, driver, chat
+
+
+def echoes(driver):
+    return [(item.find_element("css selector", ".text").text, item.find_element("css selector", ".mark").text)
+            for item in find_all(driver, "#chat-outbox .message")]
+
+
+def chat_texts(driver):
+    return [item.find_element("css selector", ".text").text for item in find_all(driver, "#chat-messages .message")]
+
+
+def written(dashboard):
+    return [message["text"] for message in dashboard.sim("/sim/written")["messages"]]
+
+
+def type_and_send(driver, text):
+    box = find(driver, "#chat-text")
+    box.click()
+    box.send_keys(text)
+    box.send_keys(Keys.ENTER)
+
+
+def test_a_message_typed_and_sent_shows_at_once_then_as_sent_and_once(context, shots):
+    dashboard, driver, chat = open_first_chat(context)
+    toasts_before = len(find_all(driver, ".toast"))
+    # Slow answers: the echo is seen saying Sending… before it is sent.
+    dashboard.sim("/sim/faults", {"mode": "slow", "delayMs": 1500})
+    type_and_send(driver, "Hello from the dashboard")
+    wait(driver, lambda: echoes(driver) == [("Hello from the dashboard", "Sending…")], seconds=3, message="the echo at once")
+    assert find(driver, "#chat-text").get_attribute("value") == "", "the box is empty once the dashboard has it"
+    shot(driver, shots, "sending")
+    wait(driver, lambda: echoes(driver) == [] and chat_texts(driver)[-1] == "Hello from the dashboard", seconds=15, message="sent")
+    dashboard.sim("/sim/faults", {"mode": "none"})
+    assert chat_texts(driver).count("Hello from the dashboard") == 1, "shown once"
+    assert written(dashboard) == ["Hello from the dashboard"]
+    assert len(find_all(driver, ".toast")) == toasts_before, "one's own message is not announced"
+    # Shift+Enter is a new line, Enter sends the two lines as one message.
+    box = find(driver, "#chat-text")
+    box.send_keys("first line")
+    box.send_keys(Keys.SHIFT, Keys.ENTER)
+    box.send_keys("second line")
+    box.send_keys(Keys.ENTER)
+    wait(driver, lambda: "first line\nsecond line" in chat_texts(driver), seconds=10, message="two lines sent")
+    assert written(dashboard) == ["Hello from the dashboard", "first line\nsecond line"]
+    # Empty or blank: nothing goes.
+    box.send_keys("   ")
+    box.send_keys(Keys.ENTER)
+    assert written(dashboard) == ["Hello from the dashboard", "first line\nsecond line"]
+    errors = console_errors(driver)
+    assert errors == [], errors
+
+
+def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(context, shots):
+    dashboard, driver, chat = open_first_chat(context)
+    dashboard.sim("/sim/faults", {"mode": "refuse-send"})
+    type_and_send(driver, "Not allowed here")
+    wait(driver, lambda: echoes(driver) == [("Not allowed here", "Not sent")], seconds=10, message="not sent")
+    reason = text_of(driver, "#chat-outbox .reason")
+    assert "does not let this account write" in reason, reason
+    buttons = [button.text for button in find_all(driver, "#chat-outbox .echo-actions button")]
+    assert sorted(buttons) == ["Delete", "Try again"], buttons
+    assert not find_all(driver, '[data-view-for="primary"] .error-view'), "shown at the message, not in the pane"
+    shot(driver, shots, "not-sent")
+    accessible_at_both_widths(driver, "a message not sent")
+    # Try again, twice: each a real try, refused again with the reason.
+    for round in (1, 2):
+        before = dashboard.sim("/sim/stats")["faultsInjected"]
+        click(driver, find(driver, '#chat-outbox button[data-option="try-again"]'))
+        wait(driver, lambda: dashboard.sim("/sim/stats")["faultsInjected"] == before + 1, seconds=10, message=f"try {round} reached the server")
+        wait(driver, lambda: "didn't help" in text_of(driver, "#chat-outbox .attempt-note"), seconds=10, message=f"try {round} said")
+        assert echoes(driver) == [("Not allowed here", "Not sent")]
+    # The chat list says so, and a second window and a reload show the same.
+    driver.execute_script("document.querySelector('#chat-view').close()")
+    wait(driver, lambda: "1 not sent" in text_of(driver, f'#chats [data-chat="{chat}"]'), message="the row says 1 not sent")
+    other = browser(*WIDE)
+    context.others = [other]
+    other.get(dashboard.url)
+    wait(other, lambda: "1 not sent" in text_of(other, f'#chats [data-chat="{chat}"]'), message="the other window says so too")
+    driver.refresh()
+    wait(driver, lambda: "1 not sent" in text_of(driver, f'#chats [data-chat="{chat}"]'), message="after a reload too")
+    click(driver, find(driver, f'#chats [data-chat="{chat}"]'))
+    wait(driver, lambda: echoes(driver) == [("Not allowed here", "Not sent")], message="the echo after a reload")
+    # Now the server takes it: Try again sends it.
+    dashboard.sim("/sim/faults", {"mode": "none"})
+    click(driver, find(driver, '#chat-outbox button[data-option="try-again"]'))
+    wait(driver, lambda: echoes(driver) == [] and chat_texts(driver)[-1] == "Not allowed here", seconds=10, message="sent on Try again")
+    assert written(dashboard) == ["Not allowed here"]
+    wait(other, lambda: "not sent" not in text_of(other, f'#chats [data-chat="{chat}"]'), message="the other window follows")
+    # Delete: refused again, then deleted; it never reaches the chat.
+    dashboard.sim("/sim/faults", {"mode": "refuse-send"})
+    type_and_send(driver, "Delete me")
+    wait(driver, lambda: echoes(driver) == [("Delete me", "Not sent")], seconds=10, message="not sent")
+    click(driver, find(driver, '#chat-outbox button[data-option="discard"]'))
+    wait(driver, lambda: echoes(driver) == [], seconds=10, message="deleted")
+    assert dashboard.api("/api/outbox")["outbox"] == []
+    dashboard.sim("/sim/faults", {"mode": "none"})
+    assert written(dashboard) == ["Not allowed here"]
+    errors = console_errors(driver)
+    assert errors == [], errors
+
+
+def test_text_typed_but_not_sent_survives_a_reload(context, shots):
+    dashboard, driver, chat = open_first_chat(context)
+    box = find(driver, "#chat-text")
+    box.send_keys("half a thought")
+    driver.refresh()
+    wait(driver, lambda: find_all(driver, f'#chats [data-chat="{chat}"]'), message="listed again")
+    click(driver, find(driver, f'#chats [data-chat="{chat}"]'))
+    wait(driver, lambda: find(driver, "#chat-text").get_attribute("value") == "half a thought", message="the draft is back")
+    find(driver, "#chat-text").send_keys(Keys.ENTER)
+    wait(driver, lambda: "half a thought" in chat_texts(driver), seconds=10, message="sent")
+    assert written(dashboard) == ["half a thought"]
+
+
+if __name__ == "__main__":
+    run_suite(globals(), SHOTS, dashboard=None, size=WIDE)
