@@ -4,10 +4,10 @@
 // and writing in a chat: the message box, and the local echoes of what is not sent yet.
 
 import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from "./api.js";
-import { confirmOption, failureText, optionButtons } from "./errors.js";
+import { confirmOption, failureText, optionButtons, refreshButtons } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, messageText, senderOf, setText, timeElement } from "./dom.js";
+import { editedMark, element, messageText, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
@@ -492,24 +492,29 @@ async function sendWritten() {
   const text = sendableText(box.value);
   if (text == null || box.disabled) return;
   const requestKey = requestKeyFor(readDraft(chat), text, () => crypto.randomUUID());
+  // The draft keeps the text and its key until the dashboard has it: the box is free at once.
   writeDraft(chat, { text, requestKey });
+  box.value = "";
   const note = $("#chat-composer-note");
+  const putBack = (why) => {
+    if (open === chat && box.value === "") box.value = text;
+    setText(note, why);
+  };
   let answer;
   try {
     answer = await withProgress($("#chat-send"), () => post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`,
       { text }, { idempotencyKey: requestKey }));
   } catch (failure) {
-    setText(note, `The dashboard did not take it: ${reasonFor(failure)} Your text is kept; send it again.`);
+    putBack(`The dashboard did not take it: ${reasonFor(failure)} Your text is back in the box; send it again.`);
     return;
   }
   if (answer.status !== 202) {
-    setText(note, `Not sent: ${answer.body?.detail ?? `the dashboard answered ${answer.status}.`}`);
+    putBack(`Not sent: ${answer.body?.detail ?? `the dashboard answered ${answer.status}.`}`);
     return;
   }
   clearDraft(chat);
   outbox = withAccepted(outbox, { outboxId: answer.body.outboxId, account: chat.account, chatId: chat.chatId, text, createdAt: new Date().toISOString() });
   if (open === chat) {
-    if (box.value === text) box.value = "";
     setText(note, "");
     renderOutbox();
     const scroller = $("#chat-scroll");
@@ -521,31 +526,33 @@ async function sendWritten() {
  *  reason and the error's own Try again and Delete. */
 export function renderOutbox() {
   const list = $("#chat-outbox");
-  if (!open) {
-    list.replaceChildren();
-    return;
+  const entries = open ? pendingIn(outbox, open.account, open.chatId) : [];
+  const shown = entries.map((entry) => ({ entry, error: entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null }));
+  // Drawn again only when what it says changed, so a button is never swapped under a click.
+  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId, entry.state, entry.text, error?.id, error?.detail,
+    error?.lastAttempt?.at, error?.lastAttempt?.reason]));
+  replaceIfChanged(list, shown.map(({ entry, error }) => echo(entry, error)), signature);
+  refreshButtons();
+}
+
+/** One local echo: "You · Sending…", or "Not sent" with the reason, the last try and the options. */
+function echo(entry, error) {
+  const words = echoWords({ ...entry, error });
+  const failed = entry.state === "failed";
+  const children = [
+    element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
+    element("div", { className: "text", text: entry.text }),
+  ];
+  if (failed) {
+    children.push(element("p", { className: "reason", text: words.reason }));
+    const tried = error ? failureText(error) : "";
+    if (tried) children.push(element("p", { className: "attempt-note", text: tried }));
+    if (error) children.push(element("div", { className: "echo-actions" }, optionButtons(error, echoHandlers)));
   }
-  const focused = list.contains(document.activeElement) ? document.activeElement.dataset?.key : undefined;
-  list.replaceChildren(...pendingIn(outbox, open.account, open.chatId).map((entry) => {
-    const error = entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null;
-    const words = echoWords({ ...entry, error });
-    const failed = entry.state === "failed";
-    const children = [
-      element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
-      element("div", { className: "text", text: entry.text }),
-    ];
-    if (failed) {
-      children.push(element("p", { className: "reason", text: words.reason }));
-      const tried = error ? failureText(error) : "";
-      if (tried) children.push(element("p", { className: "attempt-note", text: tried }));
-      if (error) children.push(element("div", { className: "echo-actions" }, optionButtons(error, echoHandlers)));
-    }
-    return element("li", {
-      className: `message pending${failed ? " not-sent" : ""}`,
-      attributes: { "data-outbox-id": String(entry.outboxId), "aria-label": `You: ${entry.text}. ${words.mark}` },
-    }, children);
-  }));
-  if (focused) list.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
+  return element("li", {
+    className: `message pending${failed ? " not-sent" : ""}`,
+    attributes: { "data-outbox-id": String(entry.outboxId), "data-key": `echo/${entry.outboxId}`, "aria-label": `You: ${entry.text}. ${words.mark}` },
+  }, children);
 }
 
 function readDraft(chat) {

@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    WIDE, accessible_at_both_widths, browser, click, console_errors, find, find_all, run_suite, shot, start_dashboard, text_of, wait,
+    WIDE, accessible_at_both_widths, browser, click, console_errors, enabled, find, find_all, run_suite, shot, start_dashboard, text_of, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -22,9 +22,10 @@ os.makedirs(SHOTS, exist_ok=True)
 
 def open_first_chat(context):
     """A dashboard whose primary account has chats, the page live, the first chat open; its id."""
-    dashboard = start_dashboard(context, BINARY, "--always-on", size=WIDE)
-    dashboard.sim("/sim/messages", {"account": "primary", "count": 3})
+    dashboard, _ = start_dashboard(context, BINARY, "--always-on", size=WIDE)
     driver = context.driver
+    console_errors(driver)  # read and dropped: the last test's dashboard went away under its page
+    dashboard.sim("/sim/messages", {"account": "primary", "count": 3})
     wait(driver, lambda: find_all(driver, "#chats [data-chat]"), message="chats listed")
     row = find_all(driver, "#chats [data-chat]")[0]
     chat = int(row.get_attribute("data-chat"))
@@ -35,16 +36,25 @@ def open_first_chat(context):
 
 
 def echoes(driver):
-    return [(item.find_element("css selector", ".text").text, item.find_element("css selector", ".mark").text)
-            for item in find_all(driver, "#chat-outbox .message")]
+    """The open chat's local echoes: (text, mark), read in one go (the list may be drawn again meanwhile)."""
+    return [tuple(pair) for pair in driver.execute_script(
+        "return [...document.querySelectorAll('#chat-outbox .message')].map((item) => "
+        "[item.querySelector('.text').textContent, item.querySelector('.mark').textContent])")]
 
 
 def chat_texts(driver):
-    return [item.find_element("css selector", ".text").text for item in find_all(driver, "#chat-messages .message")]
+    return driver.execute_script("return [...document.querySelectorAll('#chat-messages .message .text')].map((node) => node.textContent)")
 
 
 def written(dashboard):
     return [message["text"] for message in dashboard.sim("/sim/written")["messages"]]
+
+
+def click_option(driver, option):
+    """Clicks an unsent message's option once it can be clicked, as a person does."""
+    selector = f'#chat-outbox button[data-option="{option}"]'
+    wait(driver, lambda: find_all(driver, selector) and enabled(driver, selector), message=f"{option} can be clicked")
+    click(driver, find(driver, selector))
 
 
 def type_and_send(driver, text):
@@ -54,7 +64,7 @@ def type_and_send(driver, text):
     box.send_keys(Keys.ENTER)
 
 
-def test_a_message_typed_and_sent_shows_at_once_then_as_sent_and_once(context, shots):
+def test_a_message_typed_and_sent_shows_at_once_then_as_sent_and_once(context):
     dashboard, driver, chat = open_first_chat(context)
     toasts_before = len(find_all(driver, ".toast"))
     # Slow answers: the echo is seen saying Sending… before it is sent.
@@ -62,7 +72,7 @@ def test_a_message_typed_and_sent_shows_at_once_then_as_sent_and_once(context, s
     type_and_send(driver, "Hello from the dashboard")
     wait(driver, lambda: echoes(driver) == [("Hello from the dashboard", "Sending…")], seconds=3, message="the echo at once")
     assert find(driver, "#chat-text").get_attribute("value") == "", "the box is empty once the dashboard has it"
-    shot(driver, shots, "sending")
+    shot(driver, SHOTS, "sending")
     wait(driver, lambda: echoes(driver) == [] and chat_texts(driver)[-1] == "Hello from the dashboard", seconds=15, message="sent")
     dashboard.sim("/sim/faults", {"mode": "none"})
     assert chat_texts(driver).count("Hello from the dashboard") == 1, "shown once"
@@ -84,7 +94,7 @@ def test_a_message_typed_and_sent_shows_at_once_then_as_sent_and_once(context, s
     assert errors == [], errors
 
 
-def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(context, shots):
+def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(context):
     dashboard, driver, chat = open_first_chat(context)
     dashboard.sim("/sim/faults", {"mode": "refuse-send"})
     type_and_send(driver, "Not allowed here")
@@ -94,12 +104,12 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     buttons = [button.text for button in find_all(driver, "#chat-outbox .echo-actions button")]
     assert sorted(buttons) == ["Delete", "Try again"], buttons
     assert not find_all(driver, '[data-view-for="primary"] .error-view'), "shown at the message, not in the pane"
-    shot(driver, shots, "not-sent")
+    shot(driver, SHOTS, "not-sent")
     accessible_at_both_widths(driver, "a message not sent")
     # Try again, twice: each a real try, refused again with the reason.
     for round in (1, 2):
         before = dashboard.sim("/sim/stats")["faultsInjected"]
-        click(driver, find(driver, '#chat-outbox button[data-option="try-again"]'))
+        click_option(driver, "try-again")
         wait(driver, lambda: dashboard.sim("/sim/stats")["faultsInjected"] == before + 1, seconds=10, message=f"try {round} reached the server")
         wait(driver, lambda: "didn't help" in text_of(driver, "#chat-outbox .attempt-note"), seconds=10, message=f"try {round} said")
         assert echoes(driver) == [("Not allowed here", "Not sent")]
@@ -116,7 +126,7 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     wait(driver, lambda: echoes(driver) == [("Not allowed here", "Not sent")], message="the echo after a reload")
     # Now the server takes it: Try again sends it.
     dashboard.sim("/sim/faults", {"mode": "none"})
-    click(driver, find(driver, '#chat-outbox button[data-option="try-again"]'))
+    click_option(driver, "try-again")
     wait(driver, lambda: echoes(driver) == [] and chat_texts(driver)[-1] == "Not allowed here", seconds=10, message="sent on Try again")
     assert written(dashboard) == ["Not allowed here"]
     wait(other, lambda: "not sent" not in text_of(other, f'#chats [data-chat="{chat}"]'), message="the other window follows")
@@ -124,7 +134,7 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     dashboard.sim("/sim/faults", {"mode": "refuse-send"})
     type_and_send(driver, "Delete me")
     wait(driver, lambda: echoes(driver) == [("Delete me", "Not sent")], seconds=10, message="not sent")
-    click(driver, find(driver, '#chat-outbox button[data-option="discard"]'))
+    click_option(driver, "discard")
     wait(driver, lambda: echoes(driver) == [], seconds=10, message="deleted")
     assert dashboard.api("/api/outbox")["outbox"] == []
     dashboard.sim("/sim/faults", {"mode": "none"})
@@ -133,7 +143,7 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     assert errors == [], errors
 
 
-def test_text_typed_but_not_sent_survives_a_reload(context, shots):
+def test_text_typed_but_not_sent_survives_a_reload(context):
     dashboard, driver, chat = open_first_chat(context)
     box = find(driver, "#chat-text")
     box.send_keys("half a thought")
