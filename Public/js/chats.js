@@ -70,7 +70,7 @@ export function wireOutbox({ errorFor, handlers }) {
 
 /** The outbox as the snapshot gives it, and whether the upstream takes messages at all. */
 export function setOutbox(list, sending) {
-  outbox = outboxFrom(list);
+  outbox = outboxFrom(list, outbox);
   canSend = Boolean(sending);
   renderChats();
   renderOutbox();
@@ -78,9 +78,7 @@ export function setOutbox(list, sending) {
 
 /** An `outbox` event: an unsent message changed state, or left the outbox. */
 export function outboxChanged(data) {
-  const before = outbox;
   outbox = withOutboxEvent(outbox, data);
-  if (outbox === before) return;
   renderChats();
   renderOutbox();
 }
@@ -502,8 +500,8 @@ async function sendWritten() {
   };
   let answer;
   try {
-    answer = await withProgress($("#chat-send"), () => post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`,
-      { text }, { idempotencyKey: requestKey }));
+    // No spinner to wait for: the echo is the progress, and it shows as soon as the answer does.
+    answer = await post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`, { text }, { idempotencyKey: requestKey });
   } catch (failure) {
     putBack(`The dashboard did not take it: ${reasonFor(failure)} Your text is back in the box; send it again.`);
     return;

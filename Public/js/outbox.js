@@ -2,38 +2,41 @@
 // snapshot, the outbox events and the messages events go into, and that the chat view (its local
 // echoes) and the chat list ("1 not sent") read. No DOM, no clock: tested under node --test.
 
+/** How many ids of entries that left are remembered, so a late answer cannot bring one back. */
+const LEFT_KEPT = 200;
+
 /** An outbox with nothing in it. */
 export function emptyOutbox() {
-  return { entries: [] };
+  return { entries: [], left: [] };
 }
 
 /** The outbox as the snapshot (or GET /api/outbox) gives it. */
-export function outboxFrom(list) {
-  return { entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [] };
+export function outboxFrom(list, before = emptyOutbox()) {
+  return { entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [], left: before.left };
 }
 
 /** An `outbox` event: an entry whose state changed, or one that left (`sent` or `deleted`). */
 export function withOutboxEvent(outbox, data) {
   if (!Number.isInteger(data?.outboxId)) return outbox;
   const others = outbox.entries.filter((entry) => entry.outboxId !== data.outboxId);
-  if (data.state === "sent" || data.state === "deleted") return others.length === outbox.entries.length ? outbox : { entries: others };
-  if (!isEntry(data)) return outbox;
-  return { entries: [...others, data].sort(byId) };
+  if (data.state === "sent" || data.state === "deleted") return { entries: others, left: remembered(outbox.left, [data.outboxId]) };
+  if (!isEntry(data) || outbox.left.includes(data.outboxId)) return outbox;
+  return { entries: [...others, data].sort(byId), left: outbox.left };
 }
 
 /** A messages event: a message that came with `outboxId` takes the place of its local echo. */
 export function withSentMessages(outbox, messages) {
-  const sent = new Set((messages ?? []).map((message) => message.outboxId).filter(Number.isInteger));
-  if (sent.size === 0) return outbox;
-  const entries = outbox.entries.filter((entry) => !sent.has(entry.outboxId));
-  return entries.length === outbox.entries.length ? outbox : { entries };
+  const sent = (messages ?? []).map((message) => message.outboxId).filter(Number.isInteger);
+  if (sent.length === 0) return outbox;
+  return { entries: outbox.entries.filter((entry) => !sent.includes(entry.outboxId)), left: remembered(outbox.left, sent) };
 }
 
-/** The answer to a message written here (202): its entry, before (or after) its event comes. */
+/** The answer to a message written here (202): its entry, before its events come; an answer that
+ *  comes after the entry was sent or deleted brings nothing back. */
 export function withAccepted(outbox, { outboxId, account, chatId, text, createdAt }) {
-  if (outbox.entries.some((entry) => entry.outboxId === outboxId)) return outbox;
+  if (outbox.left.includes(outboxId) || outbox.entries.some((entry) => entry.outboxId === outboxId)) return outbox;
   const entry = { outboxId, account, chatId, text, state: "queued", createdAt, error: null };
-  return { entries: [...outbox.entries, entry].sort(byId) };
+  return { entries: [...outbox.entries, entry].sort(byId), left: outbox.left };
 }
 
 /** The entries of one chat, oldest first: the local echoes shown below its stored messages. */
@@ -92,6 +95,10 @@ export function draftKey(account, chatId) {
  */
 export function requestKeyFor(draft, text, makeKey) {
   return draft && draft.text === text && typeof draft.requestKey === "string" ? draft.requestKey : makeKey();
+}
+
+function remembered(left, ids) {
+  return [...left, ...ids.filter((id) => !left.includes(id))].slice(-LEFT_KEPT);
 }
 
 function isEntry(entry) {

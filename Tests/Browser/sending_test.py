@@ -130,12 +130,27 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     wait(driver, lambda: echoes(driver) == [] and chat_texts(driver)[-1] == "Not allowed here", seconds=10, message="sent on Try again")
     assert written(dashboard) == ["Not allowed here"]
     wait(other, lambda: "not sent" not in text_of(other, f'#chats [data-chat="{chat}"]'), message="the other window follows")
-    # Delete: refused again, then deleted; it never reaches the chat.
+    # Delete: refused again, then deleted at once; it never reaches the chat.
     dashboard.sim("/sim/faults", {"mode": "refuse-send"})
     type_and_send(driver, "Delete me")
     wait(driver, lambda: echoes(driver) == [("Delete me", "Not sent")], seconds=10, message="not sent")
     click_option(driver, "discard")
     wait(driver, lambda: echoes(driver) == [], seconds=10, message="deleted")
+    # A long text is work one would lose: Delete asks first, and Cancel keeps it.
+    long_text = "A long answer. " * 20
+    type_and_send(driver, long_text)
+    wait(driver, lambda: echoes(driver) == [(long_text, "Not sent")], seconds=10, message=lambda: f"the long one not sent: {echoes(driver)} server: {dashboard.api('/api/outbox')}")
+    click_option(driver, "discard")
+    wait(driver, lambda: find(driver, "#confirm").get_attribute("open") is not None, message="Delete asks first")
+    shot(driver, SHOTS, "delete-asks-first")
+    assert "300 characters" in text_of(driver, "#confirm-detail"), text_of(driver, "#confirm-detail")
+    click(driver, find(driver, '#confirm-actions button[data-role="cancel"]'))
+    wait(driver, lambda: find(driver, "#confirm").get_attribute("open") is None, message="the question closed")
+    assert echoes(driver) == [(long_text, "Not sent")], "Cancel kept it"
+    click_option(driver, "discard")
+    wait(driver, lambda: find(driver, "#confirm").get_attribute("open") is not None, message="asked again")
+    click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
+    wait(driver, lambda: echoes(driver) == [], seconds=10, message="the long one deleted")
     assert dashboard.api("/api/outbox")["outbox"] == []
     dashboard.sim("/sim/faults", {"mode": "none"})
     assert written(dashboard) == ["Not allowed here"]

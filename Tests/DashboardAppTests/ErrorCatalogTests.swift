@@ -3,6 +3,7 @@ import Foundation
 import Recovery
 import Store
 import Testing
+import Upstream
 @testable import DashboardApp
 
 /// The words of the errors: sizes written as the page writes them, figures that agree with the
@@ -18,6 +19,24 @@ struct ErrorCatalogTests {
         // view.js formatBytes rounds halves up with the same integer arithmetic; the browser test
         // compares the two on a real page.
         #expect(ErrorCatalog.sizeInWords(bytes) == words)
+    }
+
+    @Test func anUnsentMessageSaysWhyInPlainWordsAndDeleteAsksFirstOnlyForALongText() {
+        func entry(_ text: String, _ refusal: SendRefusal) -> OutboxEntry {
+            OutboxEntry(id: 7, account: .primary, chatId: 3, text: text, state: .failed, createdAt: "", upstreamKey: "k", attempts: 1, failure: refusal)
+        }
+        let short = ErrorCatalog.sendFailed(entry("hi", SendRefusal(.tooLarge, detail: "event too large")), at: Date())
+        #expect(short.kind == .sendFailed && short.presentation == .view)
+        #expect(short.detail == "The chat server refused it as too large. It said: \u{201C}event too large\u{201D}.")
+        #expect(short.options.map(\.title) == ["Try again", "Delete"])
+        #expect(short.option(.discard)?.confirmation == nil, "a short text goes at once")
+        #expect(short.causeKey == UnsentMessage.causeKey(of: 7))
+        #expect(short.facts == .send(UnsentMessage(outboxId: 7, account: "primary", chatId: 3)))
+        let long = ErrorCatalog.sendFailed(entry(String(repeating: "word ", count: 60), SendRefusal(.forbidden)), at: Date())
+        #expect(long.detail == "The chat server does not let this account write in this chat.")
+        #expect(long.option(.discard)?.confirmation?.contains("300 characters") == true)
+        let gone = ErrorCatalog.sendFailed(entry("x", SendRefusal(.chatGone)), at: Date())
+        #expect(gone.detail == "The chat is no longer there for this account.")
     }
 
     @Test func outOfSpaceSaysWhatDoesNotFitInTheFiguresOfTheStorageCard() {

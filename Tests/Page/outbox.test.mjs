@@ -25,7 +25,7 @@ test("an entry's state changes in place, and one that was sent or deleted leaves
   outbox = withOutboxEvent(outbox, { outboxId: 2, account: "primary", chatId: 1, state: "deleted" });
   assert.deepEqual(outbox.entries, []);
   const same = outboxFrom([entry(5)]);
-  assert.equal(withOutboxEvent(same, { outboxId: 9, state: "deleted" }), same, "an entry it never had changes nothing");
+  assert.deepEqual(withOutboxEvent(same, { outboxId: 9, state: "deleted" }).entries, same.entries, "an entry it never had changes nothing");
   assert.equal(withOutboxEvent(same, { state: "queued" }), same);
 });
 
@@ -43,6 +43,16 @@ test("the answer to a message written here shows it at once, once, whichever of 
   outbox = withOutboxEvent(outbox, { ...entry(7, "sending", { chatId: 3 }), text: "hi" });
   assert.equal(withAccepted(outbox, accepted), outbox, "the event's state stays");
   assert.equal(outbox.entries.length, 1);
+});
+
+test("an answer that comes after its message was sent or deleted brings nothing back", () => {
+  const accepted = { outboxId: 8, account: "primary", chatId: 1, text: "gone", createdAt: "t" };
+  const deleted = withOutboxEvent(outboxFrom([entry(8, "failed")]), { outboxId: 8, account: "primary", chatId: 1, state: "deleted" });
+  assert.deepEqual(withAccepted(deleted, accepted).entries, []);
+  const sent = withSentMessages(emptyOutbox(), [{ id: 3, outboxId: 8 }]);
+  assert.deepEqual(withAccepted(sent, accepted).entries, []);
+  assert.deepEqual(withOutboxEvent(sent, entry(8, "queued")).entries, [], "nor a late event");
+  assert.deepEqual(outboxFrom([], sent).left, [8], "a new snapshot keeps what it knows left");
 });
 
 test("a chat's echoes and each chat's not-sent count", () => {

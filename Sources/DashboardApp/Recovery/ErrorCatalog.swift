@@ -174,6 +174,9 @@ enum ErrorCatalog {
         return "sent \(oldest.formatted(day)) to \(newest.formatted(sameDay ? time : day)), "
     }
 
+    /// Past this many characters, deleting an unsent message asks first.
+    static let longTextCharacters = 200
+
     /// A message the upstream refused for good (CONTRACT section 11), shown at the message in its
     /// chat, with the upstream's reason in plain words.
     static func sendFailed(_ entry: OutboxEntry, at date: Date) -> UserFacingError {
@@ -188,8 +191,13 @@ enum ErrorCatalog {
         }
         let said = refusal.detail.isEmpty ? "" : " It said: \u{201C}\(refusal.detail.prefix(200))\u{201D}."
         let message = UnsentMessage(outboxId: entry.id, account: entry.account.description, chatId: entry.chatId)
+        // A long text is work the person would lose: Delete asks first.
+        let characters = entry.text.count
+        let delete = characters > longTextCharacters
+            ? RecoveryOption.discard.confirming("This deletes what you wrote (\(characters) characters). It was not sent, and it cannot be brought back.")
+            : RecoveryOption.discard
         return UserFacingError(kind: .sendFailed, title: "Not sent", detail: detail + said, suggestion: suggestion,
-                               presentation: .view, options: [.tryAgain, .discard],
+                               presentation: .view, options: [.tryAgain, delete],
                                debug: "outbox entry \(entry.id) (key \(entry.upstreamKey)), \(entry.attempts) tries: \(refusal.reason.rawValue) \(refusal.detail)",
                                createdAt: date, causeKey: message.causeKey, facts: .send(message))
     }
