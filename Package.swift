@@ -27,7 +27,7 @@ let package = Package(
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
         .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
         // A transport: a Matrix homeserver's client-server API (CONTRACT section 8) over HTTPCore.
-        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging"]),
+        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging", "CShims"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.

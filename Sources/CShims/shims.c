@@ -45,3 +45,7 @@ int cshims_netlink_route_socket(void) {
     }
     return fd;
 }
+
+int cshims_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}

@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import HTTPCore
 #if canImport(Glibc)
@@ -69,46 +70,96 @@ struct ChildProcessTLSConnection: HomeserverConnection {
     }
 }
 
-/// One run of the helper: its stdin written, its stdout read to the end on a thread of its own
-/// (the blocking calls stay off the concurrency pool), the result handed back once it exited.
-/// `kill()` (cancellation) and the deadline end it with SIGKILL.
+/// One run of the helper: its stdin written, its stdout read to the end and the child reaped
+/// (`waitpid`) on a thread of its own (the blocking calls stay off the concurrency pool), the
+/// result handed back once it exited. `kill()` (cancellation) and the deadline end it with SIGKILL.
+///
+/// Spawned with `posix_spawn` rather than Foundation's `Process`: under load, a `Process` whose
+/// child had exited could be left unreaped (a zombie) with `waitUntilExit` never returning, which
+/// left a sync held forever. Here the thread that reads the output reaps the child itself, and the
+/// pipes are close-on-exec, so no other helper started meanwhile holds them open.
 private final class ChildExchange: @unchecked Sendable {
-    private let process = Process()
+    private let helper: String
     private let input: Data
     private let deadline: Duration
     private let lock = NSLock()
+    /// The running child, 0 before it started and after it was reaped (so a late kill hits nothing).
+    private var pid: pid_t = 0
     private var killed = false
     private var expired = false
 
     init(helper: String, input: Data, deadline: Duration) {
-        process.executableURL = URL(fileURLWithPath: helper)
-        process.arguments = []
+        self.helper = helper
         self.input = input
         self.deadline = deadline
     }
 
     var timedOut: Bool { lock.withLock { expired } }
 
+    struct SpawnError: Error, CustomStringConvertible {
+        var call: String
+        var code: Int32
+        var description: String { "\(call): \(String(cString: strerror(code)))" }
+    }
+
     func run() async throws -> Data {
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        if lock.withLock({ killed }) { Glibc.kill(process.processIdentifier, SIGKILL) }
-        let pid = process.processIdentifier
+        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        guard cshims_pipe_cloexec(&toChild) == 0 else { throw SpawnError(call: "pipe2", code: errno) }
+        guard cshims_pipe_cloexec(&fromChild) == 0 else {
+            close(toChild[0]); close(toChild[1])
+            throw SpawnError(call: "pipe2", code: errno)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var child: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(helper), nil]
+        defer { argv.forEach { free($0) } }
+        let spawned = posix_spawn(&child, helper, &actions, nil, argv, environ)
+        close(toChild[0])
+        close(fromChild[1])
+        guard spawned == 0 else {
+            close(toChild[1]); close(fromChild[0])
+            throw SpawnError(call: "posix_spawn \(helper)", code: spawned)
+        }
+        let killNow = lock.withLock { () -> Bool in
+            pid = child
+            return killed
+        }
+        if killNow { Glibc.kill(child, SIGKILL) }
         let seconds = Double(deadline.components.seconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
-            guard let self, self.process.isRunning else { return }
-            self.lock.withLock { self.expired = true }
-            Glibc.kill(pid, SIGKILL)
+            guard let self else { return }
+            let running = self.lock.withLock { () -> pid_t in
+                if self.pid != 0 { self.expired = true }
+                return self.pid
+            }
+            if running != 0 { Glibc.kill(running, SIGKILL) }
         }
+        let (writeEnd, readEnd, input, spawnedChild) = (toChild[1], fromChild[0], self.input, child)
         return await withCheckedContinuation { continuation in
-            let thread = Thread { [process, input] in
-                try? stdin.fileHandleForWriting.write(contentsOf: input)
-                try? stdin.fileHandleForWriting.close()
-                let output = stdout.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
+            let thread = Thread { [self] in
+                input.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let written = write(writeEnd, bytes.baseAddress! + offset, bytes.count - offset)
+                        if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { break }
+                    }
+                }
+                close(writeEnd)
+                var output = Data()
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let count = read(readEnd, &buffer, buffer.count)
+                    if count > 0 { output.append(contentsOf: buffer[..<count]) } else if count < 0 && errno == EINTR { continue } else { break }
+                }
+                close(readEnd)
+                var status: Int32 = 0
+                while waitpid(spawnedChild, &status, 0) < 0 && errno == EINTR {}
+                self.lock.withLock { self.pid = 0 }
                 continuation.resume(returning: output)
             }
             thread.start()
@@ -116,10 +167,10 @@ private final class ChildExchange: @unchecked Sendable {
     }
 
     func kill() {
-        let running = lock.withLock { () -> Bool in
+        let running = lock.withLock { () -> pid_t in
             killed = true
-            return process.processIdentifier != 0
+            return pid
         }
-        if running { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if running != 0 { Glibc.kill(running, SIGKILL) }
     }
 }

@@ -56,6 +56,10 @@ int cshims_open_beneath(int directory_fd, const char *path);
 /// RTMGRP_IPV6_IFADDR); blocking reads return when something changed. -1 on failure.
 int cshims_netlink_route_socket(void);
 
+// A pipe whose two ends are closed on exec from the start (pipe2 with O_CLOEXEC), so a child
+// spawned by another thread meanwhile never holds them open. 0, or -1 with errno.
+int cshims_pipe_cloexec(int fds[2]);
+
 // eventfd
 
 static inline int cshims_eventfd(void) {
