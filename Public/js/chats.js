@@ -313,8 +313,7 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   $("#chat-error").replaceChildren();
   // Encrypted and unreadable here; through a decrypting proxy (pantalaimon) its messages are readable.
   $("#chat-encrypted").hidden = !(known?.encrypted && known.unreadable !== false);
-  renderArchived(known);
-  renderComposer(known);
+  renderArchived(known);  // and the message box, on or off with its reason
   renderOutbox();
   if (!dialog.open) dialog.showModal();
   $("#chat-view-title").focus();

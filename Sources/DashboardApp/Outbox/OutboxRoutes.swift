@@ -103,11 +103,7 @@ struct OutboxRoutes {
         } catch {
             return Problem.storageError("The outbox cannot be read").response
         }
-        let errors = await registry.openErrors()
-        let bodies = entries.map { entry in
-            OutboxEntryBody(entry, error: errors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) })
-        }
-        return try JSONResponse.make(OutboxListBody(outbox: bodies))
+        return try JSONResponse.make(OutboxListBody(outbox: OutboxEntryBody.list(entries, openErrors: await registry.openErrors())))
     }
 
     private func discard(_ idText: String) async throws -> HTTPResponse {
@@ -165,6 +161,11 @@ struct OutboxEntryBody: Encodable, Sendable {
         state = entry.state.rawValue
         createdAt = entry.createdAt
         self.error = error.map { ErrorBody($0) }
+    }
+
+    /// Each entry with its open error, if it failed (what `GET /api/outbox` and the snapshot give).
+    static func list(_ entries: [OutboxEntry], openErrors: [UserFacingError]) -> [OutboxEntryBody] {
+        entries.map { entry in OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) }) }
     }
 
     enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error }

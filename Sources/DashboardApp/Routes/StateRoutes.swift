@@ -50,9 +50,7 @@ struct StateRoutes {
         let history = try await store.historyProgress(of: .primary)
         let running = await services.registry.runningAttempts()
         let openErrors = await services.registry.openErrors()
-        let outbox = try await store.outbox().map { entry in
-            OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) })
-        }
+        let outbox = OutboxEntryBody.list(try await store.outbox(), openErrors: openErrors)
         return StateSnapshot(
             epoch: services.feed.epoch,
             seq: seq,
