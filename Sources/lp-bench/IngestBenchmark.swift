@@ -72,9 +72,10 @@ enum IngestBenchmark {
         let schemaPath = folder + "/schema.sqlite"
         _ = try MessageStore(location: .file(schemaPath))
         let connection = try SQLiteConnection(path: schemaPath)
-        // A virtual table (the FTS5 search index) makes its own shadow tables: they are not repeated.
+        // A virtual table (the FTS5 search index) makes its own shadow tables, and AUTOINCREMENT its
+        // sqlite_sequence: SQLite makes them again, so they are not repeated.
         let schema = try connection.statement("""
-            SELECT sql || ';' FROM sqlite_master AS entry WHERE sql IS NOT NULL AND NOT EXISTS (
+            SELECT sql || ';' FROM sqlite_master AS entry WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND NOT EXISTS (
                 SELECT 1 FROM sqlite_master AS virtual WHERE virtual.sql LIKE 'CREATE VIRTUAL TABLE%'
                 AND entry.type = 'table' AND entry.name LIKE virtual.name || '\\_%' ESCAPE '\\')
             ORDER BY rowid

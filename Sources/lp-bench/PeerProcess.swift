@@ -18,17 +18,22 @@ final class ChildProcess {
 
     var pid: Int32 { process.processIdentifier }
 
-    /// Reads stdout until a line starting with `prefix`; returns that line.
+    /// What was read from stdout and not yet consumed by `waitForLine`.
+    private var unread = ""
+
+    /// Reads stdout until a line starting with `prefix`; returns that line. Lines after it stay
+    /// for the next call (two ready lines often come in one read).
     func waitForLine(startingWith prefix: String) throws -> String {
-        var buffer = ""
         let handle = stdout.fileHandleForReading
         while true {
+            while let end = unread.firstIndex(of: "\n") {
+                let line = String(unread[..<end])
+                unread.removeSubrange(...end)
+                if line.hasPrefix(prefix) { return line }
+            }
             let data = handle.availableData
             if data.isEmpty { throw BenchError("\(name) exited before printing \(prefix.debugDescription)") }
-            buffer += String(decoding: data, as: UTF8.self)
-            for line in buffer.split(separator: "\n") where line.hasPrefix(prefix) {
-                return String(line)
-            }
+            unread += String(decoding: data, as: UTF8.self)
         }
     }
 
