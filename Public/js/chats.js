@@ -12,7 +12,7 @@ import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
   composerRule, draftKey, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, requestKeyFor, sendableText, withAccepted,
-  withOutboxEvent, withSentMessages,
+  withOutboxEvent, withoutWriting, withSentMessages, withWriting,
 } from "./outbox.js";
 import { showReadFailure } from "./view.js";
 
@@ -489,17 +489,24 @@ async function sendWritten() {
   const text = sendableText(box.value);
   if (text == null || box.disabled) return;
   const requestKey = requestKeyFor(readDraft(chat), text, () => crypto.randomUUID());
-  // The draft keeps the text and its key until the dashboard has it: the box is free at once.
+  // The draft keeps the text and its key until the dashboard has it: the box is free at once,
+  // and the echo shows at once (no spinner to wait for: the echo is the progress).
   writeDraft(chat, { text, requestKey });
   box.value = "";
+  const written = { requestKey, account: chat.account, chatId: chat.chatId, text, createdAt: new Date().toISOString() };
+  outbox = withWriting(outbox, written);
+  renderOutbox();
+  const scroller = $("#chat-scroll");
+  scroller.scrollTop = scroller.scrollHeight;
   const note = $("#chat-composer-note");
   const putBack = (why) => {
+    outbox = withoutWriting(outbox, requestKey);
+    renderOutbox();
     if (open === chat && box.value === "") box.value = text;
     setText(note, why);
   };
   let answer;
   try {
-    // No spinner to wait for: the echo is the progress, and it shows as soon as the answer does.
     answer = await post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`, { text }, { idempotencyKey: requestKey });
   } catch (failure) {
     putBack(`The dashboard did not take it: ${reasonFor(failure)} Your text is back in the box; send it again.`);
@@ -510,13 +517,9 @@ async function sendWritten() {
     return;
   }
   clearDraft(chat);
-  outbox = withAccepted(outbox, { outboxId: answer.body.outboxId, account: chat.account, chatId: chat.chatId, text, createdAt: new Date().toISOString() });
-  if (open === chat) {
-    setText(note, "");
-    renderOutbox();
-    const scroller = $("#chat-scroll");
-    scroller.scrollTop = scroller.scrollHeight;
-  }
+  outbox = withAccepted(outbox, { ...written, outboxId: answer.body.outboxId });
+  if (open === chat) setText(note, "");
+  renderOutbox();
 }
 
 /** The open chat's local echoes, below its stored messages: "Sending…", or "Not sent" with the
@@ -526,7 +529,7 @@ export function renderOutbox() {
   const entries = open ? pendingIn(outbox, open.account, open.chatId) : [];
   const shown = entries.map((entry) => ({ entry, error: entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null }));
   // Drawn again only when what it says changed, so a button is never swapped under a click.
-  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId, entry.state, entry.text, error?.id, error?.detail,
+  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId ?? entry.requestKey, entry.state, entry.text, error?.id, error?.detail,
     error?.lastAttempt?.at, error?.lastAttempt?.reason]));
   replaceIfChanged(list, shown.map(({ entry, error }) => echo(entry, error)), signature);
   refreshButtons();
@@ -548,7 +551,11 @@ function echo(entry, error) {
   }
   return element("li", {
     className: `message pending${failed ? " not-sent" : ""}`,
-    attributes: { "data-outbox-id": String(entry.outboxId), "data-key": `echo/${entry.outboxId}`, "aria-label": `You: ${entry.text}. ${words.mark}` },
+    attributes: {
+      ...(entry.outboxId == null ? {} : { "data-outbox-id": String(entry.outboxId) }),
+      "data-key": entry.outboxId == null ? `writing/${entry.requestKey}` : `echo/${entry.outboxId}`,
+      "aria-label": `You: ${entry.text}. ${words.mark}`,
+    },
   }, children);
 }
 

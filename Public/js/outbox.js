@@ -5,43 +5,63 @@
 /** How many ids of entries that left are remembered, so a late answer cannot bring one back. */
 const LEFT_KEPT = 200;
 
-/** An outbox with nothing in it. */
+/** An outbox with nothing in it. `writing`: what this page sent and the dashboard has not taken
+ *  yet (no outbox id), shown at once; each leaves when its entry comes, by answer or by event. */
 export function emptyOutbox() {
-  return { entries: [], left: [] };
+  return { entries: [], left: [], writing: [] };
 }
 
 /** The outbox as the snapshot (or GET /api/outbox) gives it. */
 export function outboxFrom(list, before = emptyOutbox()) {
-  return { entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [], left: before.left };
+  return { ...before, entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [] };
 }
 
-/** An `outbox` event: an entry whose state changed, or one that left (`sent` or `deleted`). */
+/** An `outbox` event: an entry whose state changed, or one that left (`sent` or `deleted`). The
+ *  event of an entry just written names its request key: this page's echo of it, if it wrote it. */
 export function withOutboxEvent(outbox, data) {
   if (!Number.isInteger(data?.outboxId)) return outbox;
+  const writing = typeof data.requestKey === "string" ? outbox.writing.filter((item) => item.requestKey !== data.requestKey) : outbox.writing;
   const others = outbox.entries.filter((entry) => entry.outboxId !== data.outboxId);
-  if (data.state === "sent" || data.state === "deleted") return { entries: others, left: remembered(outbox.left, [data.outboxId]) };
-  if (!isEntry(data) || outbox.left.includes(data.outboxId)) return outbox;
-  return { entries: [...others, data].sort(byId), left: outbox.left };
+  if (data.state === "sent" || data.state === "deleted") return { entries: others, left: remembered(outbox.left, [data.outboxId]), writing };
+  if (!isEntry(data) || outbox.left.includes(data.outboxId)) return writing === outbox.writing ? outbox : { ...outbox, writing };
+  const { requestKey, ...entry } = data;
+  return { entries: [...others, entry].sort(byId), left: outbox.left, writing };
 }
 
 /** A messages event: a message that came with `outboxId` takes the place of its local echo. */
 export function withSentMessages(outbox, messages) {
   const sent = (messages ?? []).map((message) => message.outboxId).filter(Number.isInteger);
   if (sent.length === 0) return outbox;
-  return { entries: outbox.entries.filter((entry) => !sent.includes(entry.outboxId)), left: remembered(outbox.left, sent) };
+  return { ...outbox, entries: outbox.entries.filter((entry) => !sent.includes(entry.outboxId)), left: remembered(outbox.left, sent) };
 }
 
-/** The answer to a message written here (202): its entry, before its events come; an answer that
- *  comes after the entry was sent or deleted brings nothing back. */
-export function withAccepted(outbox, { outboxId, account, chatId, text, createdAt }) {
-  if (outbox.left.includes(outboxId) || outbox.entries.some((entry) => entry.outboxId === outboxId)) return outbox;
+/** A message sent from this page, before the dashboard answers: its echo shows at once. */
+export function withWriting(outbox, { requestKey, account, chatId, text, createdAt }) {
+  if (outbox.writing.some((item) => item.requestKey === requestKey)) return outbox;
+  return { ...outbox, writing: [...outbox.writing, { requestKey, account, chatId, text, createdAt }] };
+}
+
+/** The dashboard did not take it (the text goes back in the box): its echo goes. */
+export function withoutWriting(outbox, requestKey) {
+  return { ...outbox, writing: outbox.writing.filter((item) => item.requestKey !== requestKey) };
+}
+
+/** The answer to a message written here (202): its entry in place of its echo, unless its event
+ *  came first; an answer that comes after the entry was sent or deleted brings nothing back. */
+export function withAccepted(outbox, { requestKey, outboxId, account, chatId, text, createdAt }) {
+  const writing = outbox.writing.filter((item) => item.requestKey !== requestKey);
+  if (outbox.left.includes(outboxId) || outbox.entries.some((entry) => entry.outboxId === outboxId)) {
+    return writing.length === outbox.writing.length ? outbox : { ...outbox, writing };
+  }
   const entry = { outboxId, account, chatId, text, state: "queued", createdAt, error: null };
-  return { entries: [...outbox.entries, entry].sort(byId), left: outbox.left };
+  return { entries: [...outbox.entries, entry].sort(byId), left: outbox.left, writing };
 }
 
-/** The entries of one chat, oldest first: the local echoes shown below its stored messages. */
+/** The local echoes of one chat, oldest first, shown below its stored messages: its entries, then
+ *  what this page sent that the dashboard has not answered yet (`requestKey`, no `outboxId`). */
 export function pendingIn(outbox, account, chatId) {
-  return outbox.entries.filter((entry) => entry.account === account && entry.chatId === chatId);
+  const inChat = (item) => item.account === account && item.chatId === chatId;
+  return [...outbox.entries.filter(inChat), ...outbox.writing.filter(inChat).map((item) => ({ ...item, state: "queued", error: null }))];
 }
 
 /** How many messages of each chat of `account` were not sent (failed), by chat id. */

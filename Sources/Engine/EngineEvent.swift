@@ -23,8 +23,10 @@ public enum EngineEvent: Sendable {
     /// messages (both accounts) were removed so the two are never mixed.
     case primaryAccountChanged(from: Int64, to: Int64, removedMessages: Int)
     case storage(StorageUsage)
-    /// An outbox entry's state changed (written, being sent, back in the line, failed).
-    case outbox(OutboxEntry)
+    /// An outbox entry's state changed (written, being sent, back in the line, failed). The event of
+    /// an entry just written carries the request key it was written under, so the page that wrote
+    /// it knows the entry as its own local echo.
+    case outbox(OutboxEntry, requestKey: String? = nil)
     /// An entry left the outbox: sent (its message came with `outboxId`), or deleted unsent.
     case outboxLeft(account: AccountRole, outboxId: Int64, chatId: Int64, sent: Bool)
     /// A condition the user should know about (the recovery layer decides how to show it).

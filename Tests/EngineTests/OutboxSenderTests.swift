@@ -114,7 +114,7 @@ struct OutboxSenderTests {
     /// An entry's state changed to `state` (after its `attempts`-th try, when given).
     private func became(_ state: OutboxState, afterTry attempts: Int? = nil) -> (EngineEvent) -> Bool {
         { event in
-            guard case .outbox(let entry) = event else { return false }
+            guard case .outbox(let entry, _) = event else { return false }
             return entry.state == state && (attempts == nil || entry.attempts == attempts)
         }
     }
@@ -240,10 +240,10 @@ struct OutboxSenderTests {
         defer { running.task.cancel() }
         let entry = try await write(running, "hey")
         let seen = await events(of: &running, until: { event in
-            if case .outbox(let changed) = event { return changed.state == .failed }
+            if case .outbox(let changed, _) = event { return changed.state == .failed }
             return false
         })
-        guard case .outbox(let failed) = seen.last else { return }
+        guard case .outbox(let failed, _) = seen.last else { return }
         #expect(failed.failure == forbidden)
         #expect(try await store.outbox().map(\.state) == [.failed])
         #expect(await running.sender.tryAgain(entry.id) == .refused(forbidden))

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   composerRule, draftKey, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, requestKeyFor, sendableText,
-  withAccepted, withOutboxEvent, withSentMessages,
+  withAccepted, withOutboxEvent, withoutWriting, withSentMessages, withWriting,
 } from "../../Public/js/outbox.js";
 
 const entry = (outboxId, state = "queued", { account = "primary", chatId = 1, error = null } = {}) => ({
@@ -103,4 +103,30 @@ test("a draft sent before keeps its request key for the same text, so the dashbo
   assert.equal(requestKeyFor({ text: "hi", requestKey: "k0" }, "hi", makeKey), "k0");
   assert.equal(requestKeyFor({ text: "hi", requestKey: "k0" }, "hi!", makeKey), "k2", "another text is another message");
   assert.equal(draftKey("linked", 4), "draft/linked/4");
+});
+
+test("a message sent from here shows at once, and its entry takes its place whichever of the answer and the event comes first", () => {
+  const written = { requestKey: "k1", account: "primary", chatId: 3, text: "hi", createdAt: "t" };
+  const writing = withWriting(emptyOutbox(), written);
+  assert.deepEqual(pendingIn(writing, "primary", 3).map((item) => [item.outboxId, item.requestKey, item.state]), [[undefined, "k1", "queued"]]);
+  assert.deepEqual(pendingIn(writing, "primary", 4), [], "only in its own chat");
+  assert.equal(withWriting(writing, written), writing, "once");
+
+  const answeredFirst = withAccepted(writing, { ...written, outboxId: 7 });
+  assert.deepEqual(pendingIn(answeredFirst, "primary", 3).map((item) => [item.outboxId, item.text]), [[7, "hi"]]);
+  const thenEvent = withOutboxEvent(answeredFirst, { ...entry(7, "sending", { chatId: 3 }), text: "hi", requestKey: "k1" });
+  assert.deepEqual(pendingIn(thenEvent, "primary", 3).map((item) => [item.outboxId, item.state]), [[7, "sending"]]);
+  assert.equal(thenEvent.entries[0].requestKey, undefined, "the key is not kept on the entry");
+
+  const eventFirst = withOutboxEvent(writing, { ...entry(7, "queued", { chatId: 3 }), text: "hi", requestKey: "k1" });
+  assert.deepEqual(pendingIn(eventFirst, "primary", 3).map((item) => item.outboxId), [7], "shown once");
+  const sentBeforeAnswer = withSentMessages(eventFirst, [{ id: 50, outboxId: 7 }]);
+  assert.deepEqual(pendingIn(withAccepted(sentBeforeAnswer, { ...written, outboxId: 7 }), "primary", 3), [], "a late answer brings nothing back");
+});
+
+test("another page's entry leaves this page's echo alone; a message the dashboard did not take loses its echo", () => {
+  const written = { requestKey: "mine", account: "primary", chatId: 1, text: "same", createdAt: "t" };
+  const outbox = withOutboxEvent(withWriting(emptyOutbox(), written), { ...entry(4), text: "same", requestKey: "theirs" });
+  assert.deepEqual(pendingIn(outbox, "primary", 1).map((item) => item.outboxId ?? item.requestKey), [4, "mine"]);
+  assert.deepEqual(pendingIn(withoutWriting(outbox, "mine"), "primary", 1).map((item) => item.outboxId), [4]);
 });

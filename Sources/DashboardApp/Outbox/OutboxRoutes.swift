@@ -152,8 +152,10 @@ struct OutboxEntryBody: Encodable, Sendable {
     var state: String
     var createdAt: String
     var error: ErrorBody?
+    /// Only on the event of an entry just written: the `Idempotency-Key` it was written under.
+    var requestKey: String?
 
-    init(_ entry: OutboxEntry, error: UserFacingError? = nil) {
+    init(_ entry: OutboxEntry, error: UserFacingError? = nil, requestKey: String? = nil) {
         outboxId = entry.id
         account = entry.account.description
         chatId = entry.chatId
@@ -161,6 +163,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         state = entry.state.rawValue
         createdAt = entry.createdAt
         self.error = error.map { ErrorBody($0) }
+        self.requestKey = requestKey
     }
 
     /// Each entry with its open error, if it failed (what `GET /api/outbox` and the snapshot give).
@@ -168,7 +171,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         entries.map { entry in OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) }) }
     }
 
-    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error }
+    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error, requestKey }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -179,6 +182,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         try container.encode(state, forKey: .state)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(error, forKey: .error)  // null, not absent
+        try container.encodeIfPresent(requestKey, forKey: .requestKey)
     }
 }
 

@@ -59,8 +59,8 @@ struct DashboardHub: Sendable {
         case .storage(let usage):
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
-        case .outbox(let entry):
-            await feed.publish("outbox", OutboxEntryBody(entry))
+        case let .outbox(entry, requestKey):
+            await feed.publish("outbox", OutboxEntryBody(entry, requestKey: requestKey))
             // Its error closes when it leaves the outbox, or by the Try again that put it back in
             // the line (whose answer says what became of it); a refusal again updates it in place.
             if entry.state == .failed { await registry.raise(ErrorCatalog.sendFailed(entry, at: Date())) }
