@@ -8,10 +8,12 @@ public protocol OutboxStore: Sendable {
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
                  createdAt: String) async throws(StoreError) -> OutboxAdmission
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
+    func oldestQueued(of account: AccountRole) async throws(StoreError) -> OutboxEntry?
     func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?) async throws(StoreError) -> OutboxEntry?
     func requeueInterruptedSends(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval
     func upstreamChat(of chat: Int64, account: AccountRole) async throws(StoreError) -> String?
+    func startSending(_ id: Int64) async throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)?
     func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
 }
 
@@ -86,7 +88,7 @@ public actor OutboxSender {
         let admission = try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: "lp-" + UUID().uuidString.lowercased(),
                                                 createdAt: Timestamp.string(environment.now()))
         if case .queued(let entry) = admission {
-            emit(.outbox(entry))
+            emit(.outbox(entry, requestKey: requestKey))
             wake(.written)
         }
         return admission
@@ -155,41 +157,41 @@ public actor OutboxSender {
             log.warning("cannot read the outbox: \(error)")
         }
         while !Task.isCancelled {
-            let action = await nextAction()
+            let (action, session) = await nextAction()
             switch action {
             case .send(let entry, let deadline):
-                await send(entry, deadline: deadline)
+                guard let session else { continue }
+                await send(entry, deadline: deadline, session: session)
             case .wait(let duration, let reason):
                 await pause(duration, reason)
             }
         }
     }
 
-    private func nextAction() async -> SendPolicy.Action {
+    /// The policy's next step, and the session to send with (read only when something waits).
+    private func nextAction() async -> (SendPolicy.Action, SendSession?) {
         do {
-            let outbox = try await store.outbox(of: account)
-            return policy.next(live: await liveSession() != nil, outbox: outbox)
+            let oldest = try await store.oldestQueued(of: account)
+            let session = oldest == nil ? nil : await liveSession()
+            return (policy.next(live: session != nil, oldestQueued: oldest), session)
         } catch {
             log.warning("cannot read the outbox: \(error)")
-            return .wait(policy.fullStorageWait, .storageFull)
+            return (.wait(policy.fullStorageWait, .storageFull), nil)
         }
     }
 
     /// One try of `entry`: marked `sending` first, so a Delete meanwhile is refused and a restart
     /// knows to send it again.
-    private func send(_ entry: OutboxEntry, deadline: Duration) async {
-        guard let session = await liveSession() else { return }
-        let sending: OutboxEntry?
-        let upstreamChat: String?
+    private func send(_ entry: OutboxEntry, deadline: Duration, session: SendSession) async {
+        let started: (entry: OutboxEntry, upstreamChat: String?)?
         do {
-            sending = try await store.setOutboxState(entry.id, to: .sending, refusal: nil)
-            upstreamChat = try await store.upstreamChat(of: entry.chatId, account: account)
+            started = try await store.startSending(entry.id)
         } catch {
             log.warning("cannot mark message \(entry.id) as being sent: \(error)")
             await perform(policy.storeFailed(), for: entry)
             return
         }
-        guard let sending, sending.state == .sending else { return }  // deleted meanwhile
+        guard let (sending, upstreamChat) = started else { return }  // deleted meanwhile
         emit(.outbox(sending))
         let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)

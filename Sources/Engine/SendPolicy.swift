@@ -53,12 +53,12 @@ public struct SendPolicy: Sendable, Equatable {
         self.fullStorageWait = fullStorageWait
     }
 
-    /// What to do when ready: `live` is whether syncing is live now, `outbox` the account's
-    /// entries, oldest first.
-    public func next(live: Bool, outbox: [OutboxEntry]) -> Action {
-        guard let first = outbox.first(where: { $0.state == .queued }) else { return .wait(idleWait, .nothingQueued) }
+    /// What to do when ready: `live` is whether syncing is live now, `oldestQueued` the account's
+    /// oldest entry waiting to go (a failed one is out of the line until Try again puts it back).
+    public func next(live: Bool, oldestQueued: OutboxEntry?) -> Action {
+        guard let oldestQueued else { return .wait(idleWait, .nothingQueued) }
         guard live else { return .wait(idleWait, .notSyncing) }
-        return .send(first, deadline: deadline)
+        return .send(oldestQueued, deadline: deadline)
     }
 
     /// The upstream answered the send.

@@ -11,17 +11,15 @@ struct SendPolicyTests {
                     upstreamKey: "k\(id)")
     }
 
-    @Test func theOldestQueuedEntryGoesFirstAndAFailedOneIsOutOfTheLine() {
+    @Test func theOldestQueuedEntryGoesWithItsDeadlineAndAnEmptyLineWaits() {
         let policy = SendPolicy(deadline: .seconds(20))
-        let outbox = [entry(1, .failed), entry(2, chat: 2), entry(3)]
-        #expect(policy.next(live: true, outbox: outbox) == .send(entry(2, chat: 2), deadline: .seconds(20)))
-        #expect(policy.next(live: true, outbox: [entry(1, .failed)]) == .wait(policy.idleWait, .nothingQueued))
-        #expect(policy.next(live: true, outbox: []) == .wait(policy.idleWait, .nothingQueued))
+        #expect(policy.next(live: true, oldestQueued: entry(2, chat: 2)) == .send(entry(2, chat: 2), deadline: .seconds(20)))
+        #expect(policy.next(live: true, oldestQueued: nil) == .wait(policy.idleWait, .nothingQueued))
     }
 
     @Test func nothingGoesWhileSyncingIsNotLiveAndTheEntryStaysQueued() {
         let policy = SendPolicy()
-        #expect(policy.next(live: false, outbox: [entry(1)]) == .wait(policy.idleWait, .notSyncing))
+        #expect(policy.next(live: false, oldestQueued: entry(1)) == .wait(policy.idleWait, .notSyncing))
     }
 
     @Test func aLostAnswerBacksOffWithFullJitterAndGrowsUntilAnAnswerComes() {

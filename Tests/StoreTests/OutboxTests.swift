@@ -40,6 +40,18 @@ struct OutboxTests {
         #expect(try await reader.outbox() == [entry])
     }
 
+    @Test func theNextToSendIsTheOldestQueuedOneOfItsAccountAndAFailedOneWaits() async throws {
+        let store = try await storeWithAChat()
+        let first = try queued(try await store.enqueue("one", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        let second = try queued(try await store.enqueue("two", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
+        #expect(try await store.oldestQueued(of: .primary) == first)
+        try await store.setOutboxState(first.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "too long"))
+        #expect(try await store.oldestQueued(of: .primary) == second)
+        try await store.setOutboxState(second.id, to: .sending)
+        #expect(try await store.oldestQueued(of: .primary) == nil, "one being sent is not next")
+        #expect(try await store.oldestQueued(of: .linked) == nil, "each account has its own line")
+    }
+
     @Test func theSameRequestAgainIsTheFirstAnswerAndAnotherTextUnderItsKeyIsRefused() async throws {
         let store = try await storeWithAChat()
         let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))

@@ -127,6 +127,32 @@ extension MessageStore {
         }
     }
 
+    /// The next entry of `account` to send: its oldest `queued` one (a failed one waits for Try again).
+    public func oldestQueued(of account: AccountRole) throws(StoreError) -> OutboxEntry? {
+        do {
+            return try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: 1).first
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// Marks a queued entry `sending` (a try begun, counted) and gives it with its chat as the
+    /// upstream names it; nil when it is not queued (deleted, or taken meanwhile).
+    public func startSending(_ id: Int64) throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)? {
+        let connection = connectionForReading
+        do {
+            guard let entry = try connection.statement("""
+                UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE outbox_id = ?1 AND state = 'queued'
+                RETURNING outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail
+                """).query([.integer(id)], row: OutboxQueries.entry).first else { return nil }
+            return (entry, try upstreamChat(of: entry.chatId, account: entry.account))
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
     /// The chat as its upstream names it (a Matrix room id), when the copy knows it.
     public func upstreamChat(of chat: Int64, account: AccountRole) throws(StoreError) -> String? {
         do {
@@ -175,17 +201,20 @@ extension StoreReader {
 
 enum OutboxQueries {
     /// `condition` is SQL of this file's own making, never of a caller's text.
-    static func entries(_ connection: SQLiteConnection, where condition: String) throws -> [OutboxEntry] {
+    static func entries(_ connection: SQLiteConnection, where condition: String, limit: Int = -1) throws -> [OutboxEntry] {
         try connection.statement("""
             SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail
-            FROM outbox WHERE \(condition) ORDER BY outbox_id
-            """).query { row in
-            OutboxEntry(id: row.int64(at: 0), account: AccountRole(rawValue: row.int64(at: 1)) ?? .primary, chatId: row.int64(at: 2),
-                        text: row.string(at: 3), state: OutboxState(rawValue: row.string(at: 4)) ?? .queued, createdAt: row.string(at: 5),
-                        upstreamKey: row.string(at: 6), attempts: Int(row.int64(at: 7)),
-                        failure: row.isNull(at: 8) ? nil : SendRefusal(SendRefusal.Reason(rawValue: row.string(at: 8)) ?? .forbidden,
-                                                                       detail: row.isNull(at: 9) ? "" : row.string(at: 9)))
-        }
+            FROM outbox WHERE \(condition) ORDER BY outbox_id LIMIT \(limit)
+            """).query(row: entry)
+    }
+
+    /// An entry from a row of the columns `entries` selects, in that order.
+    static func entry(_ row: SQLiteStatement) -> OutboxEntry {
+        OutboxEntry(id: row.int64(at: 0), account: AccountRole(rawValue: row.int64(at: 1)) ?? .primary, chatId: row.int64(at: 2),
+                    text: row.string(at: 3), state: OutboxState(rawValue: row.string(at: 4)) ?? .queued, createdAt: row.string(at: 5),
+                    upstreamKey: row.string(at: 6), attempts: Int(row.int64(at: 7)),
+                    failure: row.isNull(at: 8) ? nil : SendRefusal(SendRefusal.Reason(rawValue: row.string(at: 8)) ?? .forbidden,
+                                                                   detail: row.isNull(at: 9) ? "" : row.string(at: 9)))
     }
 
     /// Inside a batch's transaction: the entry sent under `upstreamKey` leaves the outbox; its id.
