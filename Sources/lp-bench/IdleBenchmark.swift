@@ -5,7 +5,7 @@ import Foundation
 enum IdleBenchmark {
     @discardableResult
     static func run(connections: Int, seconds: Int) throws -> [ReportLine] {
-        let (dashboard, endpoint) = try startDashboard()
+        let (dashboard, endpoint) = try startDashboard(arguments: ["--db", ":memory:"])  // never the person's own store
         let port = endpoint.port
         defer { dashboard.stop() }
         let pid = dashboard.pid

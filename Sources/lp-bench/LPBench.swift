@@ -38,10 +38,14 @@ enum LPBench {
                        --fill-cache DIR keeps the filled homeserver for the next run of the same size (the fill
                        takes about 25 minutes at the default size); --second-log FILE keeps the fetching
                        dashboard's trace-level log
+              send     writing back: messages/s through the dashboard's outbox to the built-in simulator vs a client
+                       posting the same messages to it directly (one chat; ten chats over both accounts), and a
+                       local echo's time from a click on Send to the page's DOM in headless Chromium
+                         --messages 2000  --rounds 3  --clicks 100
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
-            static and idle need wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3.
+            static needs wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3; send needs chromium.
             """
 
         func option(_ name: String, in arguments: [String], default value: String) -> String {
@@ -112,6 +116,10 @@ enum LPBench {
                                                    perRoom: Int(option("--per-room", in: arguments, default: "2500")) ?? 2500, python: python,
                                                    fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
+            case "send":
+                Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "2000")) ?? 2000,
+                                                        rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3,
+                                                        clicks: Int(option("--clicks", in: arguments, default: "100")) ?? 100))
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

@@ -30,6 +30,9 @@ enum Report {
                 + HistoryBenchmark.export(corpus: corpus, rounds: quick ? 1 : 3)
         }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
+        await section("sending through the outbox") {
+            try SendBenchmark.run(messages: quick ? 500 : 2000, rounds: quick ? 1 : 3, clicks: quick ? 30 : 100)
+        }
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
         await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }
         await section("cold start to first page") { try ColdStartBenchmark.run(rounds: quick ? 3 : 10) }
