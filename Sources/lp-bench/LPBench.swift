@@ -41,7 +41,7 @@ enum LPBench {
               send     writing back: messages/s through the dashboard's outbox to the built-in simulator vs a client
                        posting the same messages to it directly (one chat; ten chats over both accounts), and a
                        local echo's time from a click on Send to the page's DOM in headless Chromium
-                         --messages 2000  --rounds 3  --clicks 100
+                         --messages 2000  --rounds 5  --clicks 100
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
 
@@ -118,7 +118,7 @@ enum LPBench {
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
             case "send":
                 Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "2000")) ?? 2000,
-                                                        rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3,
+                                                        rounds: Int(option("--rounds", in: arguments, default: "5")) ?? 5,
                                                         clicks: Int(option("--clicks", in: arguments, default: "100")) ?? 100))
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))

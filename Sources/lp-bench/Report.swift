@@ -31,7 +31,7 @@ enum Report {
         }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
         await section("sending through the outbox") {
-            try SendBenchmark.run(messages: quick ? 500 : 2000, rounds: quick ? 1 : 3, clicks: quick ? 30 : 100)
+            try SendBenchmark.run(messages: quick ? 500 : 2000, rounds: quick ? 1 : 5, clicks: quick ? 30 : 100)
         }
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
         await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }

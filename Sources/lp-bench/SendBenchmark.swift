@@ -38,6 +38,8 @@ enum SendBenchmark {
                 Double(try ProcessStats.read(pid: child.pid).cpuTicks - ticks) / ProcessStats.ticksPerSecond * 1e6 / Double(messages)
             }
             for round in 1...rounds {
+                try upstream.reconnect()
+                dashboard.reconnect()
                 var ticks = try ProcessStats.read(pid: child.pid).cpuTicks
                 let directRate = try measure(messages: messages, simulator: simulator, targets: targets) { target, text, key in
                     try upstream.send(text, to: target.upstreamChat, as: target.account, key: key)
@@ -147,6 +149,13 @@ enum SendBenchmark {
         private let lock = NSLock()
         private var connections: [Account: KeepAliveConnection] = [:]
 
+        /// New connections from the next request on: the server closes one that stayed idle for long.
+        func reconnect() {
+            lock.lock()
+            connections = [:]
+            lock.unlock()
+        }
+
         init(endpoint: BenchEndpoint) throws {
             self.endpoint = endpoint
             csrf = try jsonObject(endpoint.get("/api/session"))["csrfToken"] as? String ?? ""
@@ -194,7 +203,13 @@ enum SendBenchmark {
     final class UpstreamSession: @unchecked Sendable {
         private let token: String
         private let users: [Account: Int64]
-        private let connections: [Account: KeepAliveConnection]
+        private var connections: [Account: KeepAliveConnection]
+        private let simulator: Int
+
+        /// New connections from the next request on: the server closes one that stayed idle for long.
+        func reconnect() throws {
+            connections = [.primary: try KeepAliveConnection(port: simulator), .linked: try KeepAliveConnection(port: simulator)]
+        }
 
         init(simulator: Int) throws {
             let session = try jsonObject(httpExchange(port: simulator, request: "POST /v1/session HTTP/1.1\r\nHost: 127.0.0.1:\(simulator)\r\n"
@@ -204,6 +219,7 @@ enum SendBenchmark {
                 throw BenchError("the simulator's session has no token or no linked account: \(session)")
             }
             self.token = token
+            self.simulator = simulator
             users = [.primary: Int64(primary), .linked: Int64(linked)]
             connections = [.primary: try KeepAliveConnection(port: simulator), .linked: try KeepAliveConnection(port: simulator)]
         }
