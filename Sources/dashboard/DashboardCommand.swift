@@ -9,7 +9,6 @@ import Logging
 import MatrixClient
 import Platform
 import Store
-import Synchronization
 import Upstream
 
 // The dashboard executable: parse flags, build the pieces, run them until SIGINT / SIGTERM.
@@ -79,9 +78,6 @@ struct Launch {
             }
             fail("cannot find the Public/ folder; pass --public DIR", code: 1)
         }
-        let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
-        let (store, reader) = openStore(storeLocation, makeFolder: options.database == nil, log: log)
-
         // Two loop threads: "http" serves the browser (pages, polls), "upstream" carries the sync
         // (the engine's requests, and the built-in simulator standing in for a remote server), so a
         // message on its way in never queues behind thousands of polls being answered or re-armed.
@@ -93,6 +89,20 @@ struct Launch {
             fail("cannot start the event loop: \(error)", code: 1)
         }
 
+        // Bound before anything else starts (the store, the simulator), so a port in use or an
+        // address not of this machine is said before anything is made or printed: a script waiting
+        // for the ready lines never sees half of them.
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: HTTPServerConfiguration(host: options.host, port: options.port, errorResponse: DashboardApp.coreErrorResponse),
+                                    loop: loop)
+        } catch let error as SystemError where error.errno == EADDRNOTAVAIL {
+            fail("--host \(options.host) is not an address of this machine (see --help)", code: 2)
+        } catch {
+            fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
+        }
+        let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
+        let (store, reader) = openStore(storeLocation, makeFolder: options.database == nil, log: log)
         let simulator = options.upstream == nil ? await startSimulator(options, storeLocation: storeLocation, loop: upstreamLoop) : nil
         let upstreamURL = URL(string: options.upstream ?? simulator!.url)!
         let engineOptions = EngineOptions(
@@ -105,24 +115,19 @@ struct Launch {
         let upstream = await upstreamAPI(options, url: upstreamURL, store: store, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds, log: log)
         let network = networkMonitor(for: upstreamURL)
 
-        let serverBox = ServerBox()
         let dashboard = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, upstream: UpstreamAccess(upstream), simulator: simulator?.simulator,
-            httpStatistics: { serverBox.server?.statistics }, olderHistory: upstream as? any OlderHistory,
+            httpStatistics: { server.statistics }, olderHistory: upstream as? any OlderHistory,
             sending: upstream as? any MessageSending
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }
-        let server: HTTPServer
         do {
-            server = try HTTPServer(configuration: HTTPServerConfiguration(host: options.host, port: options.port, errorResponse: DashboardApp.coreErrorResponse),
-                                    loop: loop)
-            serverBox.server = server
             let app = DashboardApp(port: server.localAddress.port, staticFiles: try StaticFiles(root: publicPath),
                                    services: dashboard, secrets: secrets, requireAccessToken: !options.noAuth, bound: server.localAddress)
             try await server.start(responder: app)
         } catch {
-            fail("cannot listen on \(options.host):\(options.port): \(error)", code: 1)
+            fail("cannot serve the page: \(error)", code: 1)
         }
         if !server.localAddress.isLoopback {
             log.warning("listening on \(server.localAddress), which is not a loopback address: other machines may reach it")
@@ -130,6 +135,7 @@ struct Launch {
         log.info("serving \(publicPath); store at \(storeLocation.description); upstream \(upstreamURL.absoluteString)")
         let engine = dashboard.engine, feed = dashboard.feed
         await engine.activate()
+        if let simulator { say("simulator listening on \(simulator.url)") }
         // The one place the access token is shown: open this address to get in.
         say("dashboard listening on http://\(HostAllowList.openableAddress(for: server.localAddress))/"
             + (options.noAuth ? "" : "?token=\(secrets.accessToken)"))
@@ -179,7 +185,6 @@ struct Launch {
             let configuration = SimulatorConfiguration(storageQuotaBytes: SimulatorConfiguration.builtInQuotaBytes, demo: demo)
             let started = try await SimulatorServer.start(configuration: configuration, dataPath: storeLocation.simulatorWorldPath, loop: loop)
             await started.simulator.startDemo()
-            say("simulator listening on \(started.url)")
             return started
         } catch {
             fail("cannot start the built-in simulator: \(error)", code: 1)
@@ -211,6 +216,10 @@ struct Launch {
                                            accessToken: environment["LP_MATRIX_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
         unsetenv("LP_MATRIX_PASSWORD")
         unsetenv("LP_MATRIX_TOKEN")
+        if url.scheme == "matrix+http" && !isLoopback(host: homeserver.host ?? "") {
+            log.warning("matrix+http:// sends the password, the token and every message unencrypted to \(homeserver.host ?? ""), "
+                + "which is not this machine; use matrix+https:// unless the network between is yours")
+        }
         let keeper = StoreMatrixCredentials(store: store, user: matrixUser)
         if signIn.password == nil && signIn.accessToken == nil, await keeper.load()?.accessToken == nil {
             log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
@@ -220,19 +229,12 @@ struct Launch {
 
     /// Loopback never goes away; for a remote upstream, the machine's interfaces are watched.
     private static func networkMonitor(for upstream: URL) -> any NetworkMonitor {
-        let host = upstream.host ?? ""
-        let isLocal = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-        return (isLocal ? nil : LinuxNetworkMonitor()).map { NetlinkNetwork(monitor: $0) } ?? AlwaysOnline()
+        (isLoopback(host: upstream.host ?? "") ? nil : LinuxNetworkMonitor()).map { NetlinkNetwork(monitor: $0) } ?? AlwaysOnline()
     }
-}
 
-/// Lets `/metrics` read the server's counters although the server is made after the services.
-final class ServerBox: Sendable {
-    private let value = Mutex<HTTPServer?>(nil)
-
-    var server: HTTPServer? {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+    /// A host name that can only mean this machine.
+    private static func isLoopback(host: String) -> Bool {
+        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
     }
 }
 

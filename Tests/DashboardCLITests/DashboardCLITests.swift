@@ -12,7 +12,7 @@ struct DashboardCLITests {
         #expect(exit.stdout.contains("--port"))
     }
 
-    @Test func theHelpAndTheREADMEListTheSameFlags() async throws {
+    @Test func theHelpAndTheCommandLineArticleListTheSameFlags() async throws {
         let help = try await ChildProcess.run("dashboard", ["--help"]).stdout
         // The README's command-line reference is the DocC article it links to.
         let section = try String(contentsOf: BrowserTests.repositoryRoot.appendingPathComponent("Sources/DashboardApp/DashboardApp.docc/CommandLine.md"),
@@ -33,7 +33,8 @@ struct DashboardCLITests {
 
     @Test(arguments: [["--port", "99999"], ["--bogus"], ["--log-level"], ["extra"], ["--public", "/nonexistent"],
                       ["--upstream", "ftp://x"], ["--upstream", "https://example.org/"], ["--quota", "-5"],
-                      ["--backoff-base-ms", "0"], ["--backoff-base-ms", "5000", "--backoff-cap-ms", "100"]])
+                      ["--backoff-base-ms", "0"], ["--backoff-base-ms", "5000", "--backoff-cap-ms", "100"],
+                      ["--host", "192.0.2.1", "--port", "0", "--db", ":memory:"]])
     func badFlagsExitTwoWithOneLine(_ arguments: [String]) async throws {
         let exit = try await ChildProcess.run("dashboard", arguments)
         #expect(exit.status == 2)
@@ -205,6 +206,16 @@ struct DashboardCLITests {
         #expect(dashboard.token == nil)
         #expect(try await dashboard.json("/api/session")["csrfToken"] != nil, "reads are open")
         #expect(await dashboard.stop().status == 0)
+    }
+
+    @Test func aMatrixHomeserverOverPlainHTTPElsewhereThanThisMachineIsWarnedAbout() async throws {
+        for (upstream, warned) in [("matrix+http://192.0.2.1:8008", true), ("matrix+http://127.0.0.1:9", false)] {
+            let dashboard = try ChildProcess("dashboard", ["--port", "0", "--db", ":memory:", "--upstream", upstream, "--matrix-user", "@a:b"])
+            _ = try await readyLines(dashboard)
+            dashboard.signal(SIGTERM)
+            let exit = await dashboard.waitForExit()
+            #expect(exit.stderr.contains("unencrypted") == warned, "\(upstream): \(exit.stderr)")
+        }
     }
 
     @Test func aNonLoopbackHostPrintsAWarning() async throws {

@@ -68,9 +68,10 @@ public struct DashboardOptions: Sendable, Equatable {
                              simulator on a free loopback port; it prints
                              "simulator listening on http://127.0.0.1:PORT/" first):
                              http://HOST:PORT for this project's chat-server protocol, or
-                             matrix+https://HOST[:PORT] (or matrix+http:// on a trusted network)
-                             for a Matrix homeserver, with --matrix-user; its certificate must be
-                             trusted by the system's store (/etc/ssl/certs)
+                             matrix+https://HOST[:PORT] for a Matrix homeserver, with
+                             --matrix-user; its certificate must be trusted by the system's
+                             store (/etc/ssl/certs); matrix+http:// for a homeserver on this
+                             machine (to any other address it warns: nothing is encrypted)
           --matrix-user ID   the Matrix account to sync, e.g. @alice:example.org; the password
                              is read from the environment variable LP_MATRIX_PASSWORD, or an
                              access token from LP_MATRIX_TOKEN (never from the command line);
