@@ -15,7 +15,7 @@ import { problemResolved } from "./history.js";
 import { openError } from "./pagestate.js";
 import { markIfBusy, withProgress } from "./progress.js";
 import { toast } from "./toasts.js";
-import { MESSAGE_PROBLEMS, PROBLEM, STORAGE_PROBLEMS } from "./vocabulary.js";
+import { MESSAGE_PROBLEMS, PROBLEM, STORAGE_NEWS_PROBLEMS } from "./vocabulary.js";
 
 let page = null; // { getState, dispatch, render, retryProcess, recheckAccess }
 
@@ -189,7 +189,7 @@ function attemptDone(error, option, answer) {
 
 /** What Free space or a purchase did, said in the storage card and a toast, in every window. */
 export function tellStorageNews(errorType, summary) {
-  if (!STORAGE_PROBLEMS.includes(errorType)) return;
+  if (!STORAGE_NEWS_PROBLEMS.includes(errorType)) return;
   toast(summary, { seconds: 12, key: "storage-news" });
   const news = $("#storage-news");
   news.textContent = `${summary} (${formatWhen(Date.now())})`;

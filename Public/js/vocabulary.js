@@ -35,6 +35,10 @@ export const OPTION = Object.freeze({
 /** The errors about storage: what they lead to is told in the storage card. */
 export const STORAGE_PROBLEMS = Object.freeze([PROBLEM.outOfSpace, PROBLEM.purchaseDeclined]);
 
+/** The errors whose recovery changes what is stored, told in every window and on the storage card:
+ *  a purchase, Free space, and the messages a resync set aside (they leave the page, still stored). */
+export const STORAGE_NEWS_PROBLEMS = Object.freeze([...STORAGE_PROBLEMS, PROBLEM.upstreamBehind]);
+
 /** The errors with a place of their own in the pane (a view), never the connection's banner. */
 export const PANE_PROBLEMS = Object.freeze([PROBLEM.outOfSpace, PROBLEM.upstreamBehind]);
 

@@ -88,23 +88,26 @@ extension SyncEngine {
 
     /// For an upstream that went back: sets the messages of the accounts it is behind on aside
     /// (archived, still stored and counted), forgets their cursors and syncs them from the
-    /// beginning, silently, as a first sync. Suspends like `retryAndWait`.
-    public func resyncFromServer() async -> Bool {
-        guard policy.pausedBy == .upstreamBehind else { return await retryAndWait() }
+    /// beginning, silently, as a first sync. Suspends like `retryAndWait`. Whether it is live
+    /// again, and how many messages were set aside.
+    public func resyncFromServer() async -> (live: Bool, setAside: Int) {
+        guard policy.pausedBy == .upstreamBehind else { return (await retryAndWait(), 0) }
         let at = Timestamp.string(now())
+        var setAside = 0
         for account in behindAccounts {
             do {
                 let count = try await store.archiveAccount(account, at: at)
+                setAside += count
                 log.info("set \(count) \(account) message(s) aside; syncing the \(account) account from the beginning")
             } catch {
                 raise(EngineProblem(kind: .storageFailure, debug: "archiving the \(account) account failed: \(error)"))
-                return false
+                return (false, setAside)
             }
             deliveries.forget(account)
         }
         behindAccounts = []
         perform(policy.resume())
-        return await retryAndWait()
+        return (await retryAndWait(), setAside)
     }
 
     /// How a purchase went, as far as this side can know.

@@ -117,6 +117,9 @@ struct RestartTests {
         let answer = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option": "resync"}"#,
                                               extraHeaders: ["Idempotency-Key": "resync"])
         #expect(answer.body["status"] as? String == "recovered")
+        let summary = answer.body["summary"] as? String ?? ""
+        #expect(summary.hasPrefix("5 messages were set aside") && summary.contains("this computer's copy"),
+                "the page is told where the messages it no longer shows are: \(summary)")
         state = try await dashboard.state { Self.primaryCursor($0) == 2 }
         let page = try await dashboard.json("/api/messages?account=primary&limit=500")
         let texts = (page["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }

@@ -46,7 +46,7 @@ struct RestartTests {
         let fresh = await harness.upstream.next(.messages)
         #expect(fresh.cursors?.primaryAfter == 0, "from the beginning")
         fresh.succeed(answer(primary: [1, 2], textLength: 20))
-        #expect(await resynced.value)
+        #expect(await resynced.value == (live: true, setAside: 5), "the five stored before are set aside")
         #expect(await harness.engine.problems().isEmpty)
         _ = await harness.upstream.next(.messages)
         #expect(try await harness.store.archivedCount() == 5, "the five stored before are kept")

@@ -60,8 +60,12 @@ struct EngineAttempter: RecoveryAttempter {
         case .signIn:
             return await signIn(error, password: input.password)
         case .resync:
-            if await engine.resyncFromServer() { return .recovered }
-            return .failed(await currentError(replacing: error))
+            let (live, setAside) = await engine.resyncFromServer()
+            guard live else { return .failed(await currentError(replacing: error)) }
+            // They leave the page: it says where they went.
+            return .recovered(summary: setAside == 0 ? nil : "\(setAside) message\(setAside == 1 ? " was" : "s were") set aside: "
+                + "they stay in this computer's copy, not shown and counted in the storage used, until Free space removes them "
+                + "with the other oldest messages. The server's messages are shown now.")
         case .discard:
             return await discard(error)
         case .tryAgain:
