@@ -18,14 +18,14 @@ enum EndToEndBenchmark {
             defer { child.stop() }
             let simulatorLine = try child.waitForLine(startingWith: "simulator listening on http://")
             let dashboardLine = try child.waitForLine(startingWith: "dashboard listening on http://")
-            let simulatorPort = try port(in: simulatorLine), dashboard = try BenchEndpoint(readyLine: dashboardLine)
+            let simulatorPort = try port(inReadyLine: simulatorLine), dashboard = try BenchEndpoint(readyLine: dashboardLine)
             // Let the engine connect (its first poll is held) before the clock starts.
             _ = try waitFor(dashboard) { $0.state == "live" }
             let start = Date()
             var published = 0
             while published < messages {
                 let count = min(100_000, messages - published)
-                _ = try post(port: simulatorPort, path: "/sim/messages", body: "{\"account\":\"primary\",\"count\":\(count)}")
+                _ = try postJSON(port: simulatorPort, path: "/sim/messages", body: "{\"account\":\"primary\",\"count\":\(count)}")
                 published += count
             }
             _ = try waitFor(dashboard) { $0.primaryCursor >= Int64(messages) }
@@ -44,11 +44,6 @@ enum EndToEndBenchmark {
         var primaryCursor: Int64
     }
 
-    private static func port(in line: String) throws -> Int {
-        guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else { throw BenchError("no port in \(line)") }
-        return port
-    }
-
     /// Reads `/api/state` every 2 ms until `condition` holds (60 s at most).
     private static func waitFor(_ dashboard: BenchEndpoint, _ condition: (State) -> Bool) throws -> State {
         let deadline = Date().addingTimeInterval(60)
@@ -62,10 +57,5 @@ enum EndToEndBenchmark {
             usleep(2000)
         }
         throw BenchError("timed out waiting for the dashboard")
-    }
-
-    private static func post(port: Int, path: String, body: String) throws -> Data {
-        try httpExchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
     }
 }

@@ -142,3 +142,15 @@ func startDashboard(arguments: [String] = []) throws -> (ChildProcess, endpoint:
     let line = try child.waitForLine(startingWith: "dashboard listening on http://")
     return (child, try BenchEndpoint(readyLine: line))
 }
+
+/// The port of a ready line such as `simulator listening on http://127.0.0.1:PORT/`.
+func port(inReadyLine line: String) throws -> Int {
+    guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else { throw BenchError("no port in \(line)") }
+    return port
+}
+
+/// One JSON POST on a fresh connection (the simulator's `/sim/...` control calls); returns the body.
+func postJSON(port: Int, path: String, body: String) throws -> Data {
+    try httpExchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+        + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+}

@@ -22,7 +22,7 @@ enum SendBenchmark {
                                      arguments: ["--port", "0", "--log-level", "warning", "--always-on", "--no-demo",
                                                  "--db", folder + "/store.sqlite", "--quota", "100000000000"])
         defer { child.stop() }
-        let simulator = try port(in: try child.waitForLine(startingWith: "simulator listening on http://"))
+        let simulator = try port(inReadyLine: try child.waitForLine(startingWith: "simulator listening on http://"))
         let dashboard = try Dashboard(endpoint: BenchEndpoint(readyLine: try child.waitForLine(startingWith: "dashboard listening on http://")))
         let chats = try prepareChats(dashboard: dashboard, simulator: simulator)
         let upstream = try UpstreamSession(simulator: simulator)
@@ -235,11 +235,11 @@ enum SendBenchmark {
     /// Turns the linked account on, publishes to every chat of both accounts, and waits until the
     /// dashboard lists them: five chats each, by the dashboard's id and the simulator's.
     private static func prepareChats(dashboard: Dashboard, simulator: Int) throws -> (primary: [Chat], linked: [Chat]) {
-        _ = try simulatorPost(simulator, "/sim/linked", #"{"linked": true}"#)
+        _ = try postJSON(port: simulator, path: "/sim/linked", body: #"{"linked": true}"#)
         for account in [Account.primary, .linked] {
-            _ = try simulatorPost(simulator, "/sim/messages", #"{"account": "\#(account.rawValue)", "count": 200}"#)
+            _ = try postJSON(port: simulator, path: "/sim/messages", body: #"{"account": "\#(account.rawValue)", "count": 200}"#)
         }
-        let names = try upstreamChatsByName()
+        let names = upstreamChatsByName()
         let deadline = Date().addingTimeInterval(30)
         while true {
             let primary = try dashboard.chats(of: .primary), linked = try dashboard.chats(of: .linked)
@@ -260,7 +260,7 @@ enum SendBenchmark {
     }
 
     /// The simulator's chats by name: its ids run from 1 in the order of its list of names.
-    private static func upstreamChatsByName() throws -> [String: Int64] {
+    private static func upstreamChatsByName() -> [String: Int64] {
         Dictionary(uniqueKeysWithValues: ChatSimulator.chatNames.enumerated().map { ($1, Int64($0 + 1)) })
     }
 
@@ -313,15 +313,7 @@ enum SendBenchmark {
         try jsonObject(httpGet(port: simulator, path: "/sim/stats"))["sentToChats"] as? Int ?? 0
     }
 
-    private static func simulatorPost(_ port: Int, _ path: String, _ body: String) throws -> Data {
-        try httpExchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
-    }
 
-    private static func port(in line: String) throws -> Int {
-        guard let port = Int(line.split(separator: ":").last?.dropLast() ?? "") else { throw BenchError("no port in \(line)") }
-        return port
-    }
 
     /// A string as a JSON (and JavaScript) literal, or an object of plain values as JSON.
     static func jsonText(_ value: Any) -> String {
