@@ -79,21 +79,26 @@ struct DeliveryRules: Sendable, Equatable {
 
     /// Newly stored messages of one stream, grouped by how they reach the page, in the order the
     /// page hears of them (history, the summary, live), empty groups left out. An answer whose
-    /// upstream said what it is (`declared`) is one group.
+    /// upstream said what it is (`declared`) decides for all its messages. A message written here
+    /// (it left the outbox) is never news to the person who wrote it, whichever way it came: the
+    /// send's answer or its echo through sync, which a homeserver may deliver first.
     func grouped(_ fresh: [StoredMessage], of account: AccountRole,
                  declared: AnswerDelivery? = nil) -> [(delivery: MessageDelivery, messages: [StoredMessage])] {
-        if let declared {
-            guard !fresh.isEmpty else { return [] }
-            switch declared {
-            case .history: return [(.silent, fresh)]
-            case .missed: return [(.caughtUp, fresh)]
-            case .live: return [(.live, fresh)]
-            }
-        }
         let rule = thresholds(for: account)
         var groups: [MessageDelivery: [StoredMessage]] = [:]
         for message in fresh {
-            groups[rule.delivery(of: message.id), default: []].append(message)
+            let delivery: MessageDelivery
+            if message.outboxId != nil {
+                delivery = .silent
+            } else {
+                switch declared {
+                case .history: delivery = .silent
+                case .missed: delivery = .caughtUp
+                case .live: delivery = .live
+                case nil: delivery = rule.delivery(of: message.id)
+                }
+            }
+            groups[delivery, default: []].append(message)
         }
         return [MessageDelivery.silent, .caughtUp, .live].compactMap { delivery in groups[delivery].map { (delivery, $0) } }
     }

@@ -80,6 +80,19 @@ struct DeliveryRulesTests {
         #expect(groups.map { $0.messages.map(\.id) } == [[1, 2], [3, 4], [5]], "each group keeps batch order")
     }
 
+    @Test func aMessageWrittenHereIsNeverNewsWhicheverWayItCame() {
+        var rules = DeliveryRules()
+        _ = rules.serverNewest(2, for: .primary, newestStored: nil, reconnecting: true)
+        var fresh = [3, 4].map { StoredMessage(account: .primary, id: $0, chatId: 1, sender: "a", text: "t", sentAt: "s", receivedAt: "r") }
+        fresh[1].outboxId = 7
+        let byIDs = rules.grouped(fresh, of: .primary)
+        #expect(byIDs.map(\.delivery) == [.silent, .live])
+        #expect(byIDs.map { $0.messages.map(\.id) } == [[4], [3]])
+        let declaredLive = rules.grouped(fresh, of: .primary, declared: .live)
+        #expect(declaredLive.map(\.delivery) == [.silent, .live], "a homeserver's live /sync echo of one's own send")
+        #expect(declaredLive.map { $0.messages.map(\.id) } == [[4], [3]])
+    }
+
     @Test func onlyWhatArrivesLiveIsUnread() {
         var rules = DeliveryRules()
         _ = rules.serverNewest(2, for: .primary, newestStored: nil, reconnecting: true)
