@@ -160,26 +160,41 @@ struct MatrixTestClient: Sendable {
         try await send(roomId, text: text, html: html, transactionId: Self.newTransactionId())
     }
 
-    /// Sends `count` messages one after another (so the room holds them in this order), with the
-    /// bodies `"PREFIX 1"` ... `"PREFIX COUNT"`; returns their event ids in order. A 429 is waited
-    /// out as long as the server asks and the same transaction sent again (use `send` to see 429s).
-    func sendMany(_ roomId: String, count: Int, prefix: String = "message") async throws -> [String] {
+    /// Sends `count` messages with the bodies `"PREFIX 1"` ... `"PREFIX COUNT"`; returns their
+    /// event ids in that order. With `inFlight` 1 they go one after another, so the room holds them
+    /// in this order; more in flight lets the homeserver persist them in batches (much faster),
+    /// and the room's order is then the order in which it took them: read it back to compare. A
+    /// 429 is waited out as long as the server asks and the same transaction sent again (use
+    /// `send` to see 429s).
+    func sendMany(_ roomId: String, count: Int, prefix: String = "message", inFlight: Int = 1) async throws -> [String] {
         guard count > 0 else { return [] }
-        var eventIds: [String] = []
-        eventIds.reserveCapacity(count)
-        for number in 1...count {
-            let transactionId = Self.newTransactionId()
-            while true {
-                do {
-                    eventIds.append(try await send(roomId, text: "\(prefix) \(number)", html: nil, transactionId: transactionId))
-                    break
-                } catch let error as MatrixTestClientError {
-                    guard let wait = error.retryAfter else { throw error }
-                    try await Task.sleep(for: wait)
-                }
+        var eventIds = [String](repeating: "", count: count)
+        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var next = 1
+            func start() {
+                let number = next
+                next += 1
+                group.addTask { (number, try await self.sendRetryingWhenLimited(roomId, text: "\(prefix) \(number)")) }
+            }
+            while next <= min(count, inFlight) { start() }
+            while let (number, eventId) = try await group.next() {
+                eventIds[number - 1] = eventId
+                if next <= count { start() }
             }
         }
         return eventIds
+    }
+
+    private func sendRetryingWhenLimited(_ roomId: String, text: String) async throws -> String {
+        let transactionId = Self.newTransactionId()
+        while true {
+            do {
+                return try await send(roomId, text: text, html: nil, transactionId: transactionId)
+            } catch let error as MatrixTestClientError {
+                guard let wait = error.retryAfter else { throw error }
+                try await Task.sleep(for: wait)
+            }
+        }
     }
 
     private func send(_ roomId: String, text: String, html: String?, transactionId: String) async throws -> String {
