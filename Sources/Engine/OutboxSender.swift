@@ -8,12 +8,9 @@ public protocol OutboxStore: Sendable {
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
                  createdAt: String) async throws(StoreError) -> OutboxAdmission
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
-    func oldestQueued(of account: AccountRole) async throws(StoreError) -> OutboxEntry?
-    func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?) async throws(StoreError) -> OutboxEntry?
-    func requeueInterruptedSends(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
+    func nextToSend(of account: AccountRole) async throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)?
+    func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry?
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval
-    func upstreamChat(of chat: Int64, account: AccountRole) async throws(StoreError) -> String?
-    func startSending(_ id: Int64) async throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)?
     func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
 }
 
@@ -50,6 +47,11 @@ public enum SendTryResult: Sendable, Equatable {
 /// Nothing is lost and nothing is sent twice: an entry is in the store before it is sent, it
 /// leaves in the transaction that stores the sent message (the answer, or its echo through sync
 /// if that comes first), and a try whose answer did not come goes again under the same key.
+///
+/// The entry on its way is known here alone, not written into the store: a restart sends again
+/// whatever is still in the outbox, under its key, so a mark in the file would change nothing
+/// but cost a commit per message. This actor answers for it: it is `sending` to the page, and its
+/// Delete is refused.
 public actor OutboxSender {
     private let store: any OutboxStore
     private let upstream: any MessageSending
@@ -65,6 +67,8 @@ public actor OutboxSender {
     private var waitingFor: SendPause?
     /// A wake that came while no wait was in progress: the next wait it would end is skipped.
     private var pendingWake: SendWake?
+    /// The entry on its way now, if any.
+    public private(set) var entryBeingSent: Int64?
     /// Try again's callers, by outbox id, told what the next try of that entry came to.
     private var tryWaiters: [Int64: Waiters<SendTryResult>] = [:]
     private let log = Logger("outbox")
@@ -108,7 +112,7 @@ public actor OutboxSender {
         let entry: OutboxEntry?
         do {
             guard try await store.outbox(of: account).contains(where: { $0.id == id && $0.state == .failed }) else { return .notFailed }
-            entry = try await store.setOutboxState(id, to: .queued, refusal: nil)
+            entry = try await store.setOutboxState(id, to: .queued, refusal: nil, endingATry: false)
         } catch {
             log.warning("cannot put message \(id) back in the outbox: \(error)")
             return .notFailed
@@ -137,6 +141,7 @@ public actor OutboxSender {
 
     /// Takes an entry out unsent (Delete); one being sent right now stays.
     public func discard(_ id: Int64) async throws(StoreError) -> OutboxRemoval {
+        guard id != entryBeingSent else { return .sending }
         let removal = try await store.discardOutbox(id)
         if case .removed(let entry) = removal {
             emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
@@ -145,23 +150,15 @@ public actor OutboxSender {
         return removal
     }
 
-    /// Sends until the task is cancelled. What was on its way when the process stopped goes again
-    /// first, under its key.
+    /// Sends until the task is cancelled; what was on its way when the process stopped is still
+    /// in the outbox and goes again, under its key.
     public func run() async {
-        do {
-            for entry in try await store.requeueInterruptedSends(of: account) {
-                log.info("message \(entry.id) was being sent when the dashboard stopped: it goes again under the same key")
-                emit(.outbox(entry))
-            }
-        } catch {
-            log.warning("cannot read the outbox: \(error)")
-        }
         while !Task.isCancelled {
-            let (action, session) = await nextAction()
+            let (action, session, upstreamChat) = await nextAction()
             switch action {
             case .send(let entry, let deadline):
                 guard let session else { continue }
-                await send(entry, deadline: deadline, session: session)
+                await send(entry, to: upstreamChat, deadline: deadline, session: session)
             case .wait(let duration, let reason):
                 await pause(duration, reason)
             }
@@ -169,29 +166,24 @@ public actor OutboxSender {
     }
 
     /// The policy's next step, and the session to send with (read only when something waits).
-    private func nextAction() async -> (SendPolicy.Action, SendSession?) {
+    private func nextAction() async -> (SendPolicy.Action, SendSession?, upstreamChat: String?) {
         do {
-            let oldest = try await store.oldestQueued(of: account)
-            let session = oldest == nil ? nil : await liveSession()
-            return (policy.next(live: session != nil, oldestQueued: oldest), session)
+            let next = try await store.nextToSend(of: account)
+            let session = next == nil ? nil : await liveSession()
+            return (policy.next(live: session != nil, oldestQueued: next?.entry), session, next?.upstreamChat)
         } catch {
             log.warning("cannot read the outbox: \(error)")
-            return (.wait(policy.fullStorageWait, .storageFull), nil)
+            return (.wait(policy.fullStorageWait, .storageFull), nil, nil)
         }
     }
 
-    /// One try of `entry`: marked `sending` first, so a Delete meanwhile is refused and a restart
-    /// knows to send it again.
-    private func send(_ entry: OutboxEntry, deadline: Duration, session: SendSession) async {
-        let started: (entry: OutboxEntry, upstreamChat: String?)?
-        do {
-            started = try await store.startSending(entry.id)
-        } catch {
-            log.warning("cannot mark message \(entry.id) as being sent: \(error)")
-            await perform(policy.storeFailed(), for: entry)
-            return
-        }
-        guard let (sending, upstreamChat) = started else { return }  // deleted meanwhile
+    /// One try of `entry`, `sending` from now until its outcome is stored.
+    private func send(_ entry: OutboxEntry, to upstreamChat: String?, deadline: Duration, session: SendSession) async {
+        entryBeingSent = entry.id
+        defer { entryBeingSent = nil }
+        var sending = entry
+        sending.state = .sending
+        sending.attempts += 1  // this try counts from its start
         emit(.outbox(sending))
         let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)
@@ -229,11 +221,12 @@ public actor OutboxSender {
             settle(entry.id, .sent)
         case .refused(let refusal):
             log.info("message \(entry.id) was refused for good: \(refusal.reason.rawValue) \(refusal.detail)")
-            if let failed = try? await store.setOutboxState(entry.id, to: .failed, refusal: refusal) { emit(.outbox(failed)) }
+            if let failed = try? await store.setOutboxState(entry.id, to: .failed, refusal: refusal, endingATry: true) { emit(.outbox(failed)) }
             settle(entry.id, .refused(refusal))
         case .retry(let wait, let reason):
-            if let queued = try? await store.setOutboxState(entry.id, to: .queued, refusal: nil) { emit(.outbox(queued)) }
+            if let queued = try? await store.setOutboxState(entry.id, to: .queued, refusal: nil, endingATry: true) { emit(.outbox(queued)) }
             settle(entry.id, .queued)
+            entryBeingSent = nil
             await pause(wait, reason)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Store
+import SQLite
 import Testing
 import Upstream
 
@@ -44,12 +45,12 @@ struct OutboxTests {
         let store = try await storeWithAChat()
         let first = try queued(try await store.enqueue("one", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
         let second = try queued(try await store.enqueue("two", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
-        #expect(try await store.oldestQueued(of: .primary) == first)
+        #expect(try await store.nextToSend(of: .primary)?.entry == first)
         try await store.setOutboxState(first.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "too long"))
-        #expect(try await store.oldestQueued(of: .primary) == second)
-        try await store.setOutboxState(second.id, to: .sending)
-        #expect(try await store.oldestQueued(of: .primary) == nil, "one being sent is not next")
-        #expect(try await store.oldestQueued(of: .linked) == nil, "each account has its own line")
+        #expect(try await store.nextToSend(of: .primary)?.entry == second)
+        #expect(try await store.nextToSend(of: .linked) == nil, "each account has its own line")
+        try await store.setOutboxState(second.id, to: .failed, refusal: SendRefusal(.forbidden, detail: "M_FORBIDDEN"))
+        #expect(try await store.nextToSend(of: .primary) == nil, "failed ones wait for Try again")
     }
 
     @Test func theSameRequestAgainIsTheFirstAnswerAndAnotherTextUnderItsKeyIsRefused() async throws {
@@ -113,18 +114,16 @@ struct OutboxTests {
         #expect(try await store.messages(of: .primary, limit: 10).messages.count == 2)
     }
 
-    @Test func statesMoveAsTheSenderSaysAndARestartSendsWhatWasOnItsWayAgain() async throws {
+    @Test func aTryThatEndsUnsentIsCountedAndARefusalIsKeptAcrossAReopenUntilTryAgain() async throws {
         let store = try await storeWithAChat()
         let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
-        let sending = try #require(try await store.setOutboxState(entry.id, to: .sending))
-        #expect(sending.state == .sending && sending.attempts == 1)
-        #expect(try await store.discardOutbox(entry.id) == .sending, "one on its way is not deleted under it")
+        let backInLine = try #require(try await store.setOutboxState(entry.id, to: .queued, endingATry: true))
+        #expect(backInLine.state == .queued && backInLine.attempts == 1)
         await store.close()
         let reopened = try MessageStore(location: .file(path))
-        #expect(try await reopened.requeueInterruptedSends(of: .primary).map(\.id) == [entry.id])
-        #expect(try await reopened.outbox().map(\.state) == [.queued])
-        let failed = try #require(try await reopened.setOutboxState(entry.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "M_TOO_LARGE")))
-        #expect(failed.failure == SendRefusal(.tooLarge, detail: "M_TOO_LARGE"))
+        let failed = try #require(try await reopened.setOutboxState(entry.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "M_TOO_LARGE"),
+                                                                   endingATry: true))
+        #expect(failed.failure == SendRefusal(.tooLarge, detail: "M_TOO_LARGE") && failed.attempts == 2)
         #expect(try await reopened.setOutboxState(entry.id, to: .queued)?.failure == nil, "Try again forgets the refusal")
         guard case .removed(let removed) = try await reopened.discardOutbox(entry.id) else {
             Issue.record("not removed")
@@ -132,6 +131,19 @@ struct OutboxTests {
         }
         #expect(removed.text == "hello")
         #expect(try await reopened.discardOutbox(entry.id) == .notFound)
+    }
+
+    @Test func aFileThatMarkedAnEntrySendingHasItQueuedSoItGoesAgain() async throws {
+        let connection = try SQLiteConnection(path: path)
+        try Migrations.migrate(connection, to: Migrations.latestVersion - 1)
+        try connection.execute("""
+            INSERT INTO outbox (account, chat_id, text, upstream_key, state, created_at, attempts)
+            VALUES (0, 1, 'on its way', 'lp-kept', 'sending', '2026-12-03T08:00:00.000Z', 1)
+            """)
+        connection.close()
+        let store = try MessageStore(location: .file(path))
+        #expect(try await store.outbox().map(\.state) == [.queued])
+        #expect(try await store.nextToSend(of: .primary)?.entry.upstreamKey == "lp-kept")
     }
 
     @Test func outboxIdsAreNeverGivenTwiceEvenAfterTheNewestLeft() async throws {

@@ -103,7 +103,7 @@ struct OutboxRoutes {
         } catch {
             return Problem.storageError("The outbox cannot be read").response
         }
-        return try JSONResponse.make(OutboxListBody(outbox: OutboxEntryBody.list(entries, openErrors: await registry.openErrors())))
+        return try JSONResponse.make(OutboxListBody(outbox: OutboxEntryBody.list(await outboxes.asTheyStand(entries), openErrors: await registry.openErrors())))
     }
 
     private func discard(_ idText: String) async throws -> HTTPResponse {

@@ -17,6 +17,21 @@ public struct Outboxes: Sendable {
         senders[account]
     }
 
+    /// `entries` as they stand now: the one a sender has on its way is `sending` (the store, which
+    /// they were read from, knows nothing of that).
+    public func asTheyStand(_ entries: [OutboxEntry]) async -> [OutboxEntry] {
+        var beingSent: Set<Int64> = []
+        for sender in all {
+            if let id = await sender.entryBeingSent { beingSent.insert(id) }
+        }
+        guard !beingSent.isEmpty else { return entries }
+        return entries.map { entry in
+            var entry = entry
+            if beingSent.contains(entry.id) { entry.state = .sending }
+            return entry
+        }
+    }
+
     /// Every sender, primary first.
     public var all: [OutboxSender] {
         AccountRole.allCases.compactMap { senders[$0] }

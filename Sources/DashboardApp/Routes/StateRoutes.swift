@@ -50,7 +50,7 @@ struct StateRoutes {
         let history = try await store.historyProgress(of: .primary)
         let running = await services.registry.runningAttempts()
         let openErrors = await services.registry.openErrors()
-        let outbox = OutboxEntryBody.list(try await store.outbox(), openErrors: openErrors)
+        let outbox = OutboxEntryBody.list(await services.outboxes.asTheyStand(try await store.outbox()), openErrors: openErrors)
         return StateSnapshot(
             epoch: services.feed.epoch,
             seq: seq,

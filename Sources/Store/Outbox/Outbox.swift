@@ -102,16 +102,17 @@ extension MessageStore {
         }
     }
 
-    /// Moves an entry to `state` (a refusal with `failed`); a try begun (`sending`) is counted.
-    /// The entry as it is now, nil when it has left the outbox.
+    /// Moves an entry to `state` (a refusal with `failed`); `endingATry`: a try of it has just
+    /// ended unsent, which is counted. The entry as it is now, nil when it has left the outbox.
     @discardableResult
-    public func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal? = nil) throws(StoreError) -> OutboxEntry? {
+    public func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal? = nil,
+                               endingATry: Bool = false) throws(StoreError) -> OutboxEntry? {
         let refusal = state == .failed ? refusal : nil
         do {
             try connectionForReading.statement("""
-                UPDATE outbox SET state = ?2, attempts = attempts + (?2 = 'sending'), failure = ?3, failure_detail = ?4 WHERE outbox_id = ?1
+                UPDATE outbox SET state = ?2, attempts = attempts + ?5, failure = ?3, failure_detail = ?4 WHERE outbox_id = ?1
                 """).run(.integer(id), .text(state.rawValue), refusal.map { .text($0.reason.rawValue) } ?? .null,
-                         refusal.map { .text($0.detail) } ?? .null)
+                         refusal.map { .text($0.detail) } ?? .null, .integer(endingATry ? 1 : 0))
             return try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
@@ -127,29 +128,18 @@ extension MessageStore {
         }
     }
 
-    /// The next entry of `account` to send: its oldest `queued` one (a failed one waits for Try again).
-    public func oldestQueued(of account: AccountRole) throws(StoreError) -> OutboxEntry? {
+    /// The next entry of `account` to send, its oldest `queued` one (a failed one waits for Try
+    /// again), with its chat as the upstream names it.
+    public func nextToSend(of account: AccountRole) throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)? {
         do {
-            return try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: 1).first
-        } catch {
-            throw Self.storeError(error, usage: nil, needed: 0)
-        }
-    }
-
-    /// Marks a queued entry `sending` (a try begun, counted) and gives it with its chat as the
-    /// upstream names it; nil when it is not queued (deleted, or taken meanwhile).
-    public func startSending(_ id: Int64) throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)? {
-        let connection = connectionForReading
-        do {
-            guard let entry = try connection.statement("""
-                UPDATE outbox SET state = 'sending', attempts = attempts + 1 WHERE outbox_id = ?1 AND state = 'queued'
-                RETURNING outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail
-                """).query([.integer(id)], row: OutboxQueries.entry).first else { return nil }
-            return (entry, try upstreamChat(of: entry.chatId, account: entry.account))
+            guard let entry = try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: 1).first else {
+                return nil
+            }
+            return (entry, try upstreamChat(of: entry.chatId, account: account))
         } catch let error as StoreError {
             throw error
         } catch {
-            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+            throw Self.storeError(error, usage: nil, needed: 0)
         }
     }
 
@@ -163,23 +153,11 @@ extension MessageStore {
         }
     }
 
-    /// After a restart nothing of `account` is on its way: what was `sending` may or may not have
-    /// reached the upstream, so it is `queued` again and goes under the same key. The entries so moved.
-    public func requeueInterruptedSends(of account: AccountRole) throws(StoreError) -> [OutboxEntry] {
-        do {
-            let interrupted = try OutboxQueries.entries(connectionForReading, where: "state = 'sending' AND account = \(account.rawValue)")
-            try connectionForReading.execute("UPDATE outbox SET state = 'queued' WHERE state = 'sending' AND account = \(account.rawValue)")
-            return interrupted.map { var entry = $0; entry.state = .queued; return entry }
-        } catch {
-            throw Self.storeError(error, usage: storageUsage(), needed: 0)
-        }
-    }
-
-    /// Takes an entry out of the outbox unsent (Delete); one being sent right now stays.
+    /// Takes an entry out of the outbox unsent (Delete). Whether it is on its way right now is its
+    /// sender's to know (and refuse) before asking.
     public func discardOutbox(_ id: Int64) throws(StoreError) -> OutboxRemoval {
         do {
             guard let entry = try OutboxQueries.entries(connectionForReading, where: "outbox_id = \(id)").first else { return .notFound }
-            guard entry.state != .sending else { return .sending }
             try connectionForReading.statement("DELETE FROM outbox WHERE outbox_id = ?1").run(.integer(id))
             return .removed(entry)
         } catch {

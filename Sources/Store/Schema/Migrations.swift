@@ -231,6 +231,11 @@ enum Migrations {
             PRIMARY KEY (account, request_key)
         ) WITHOUT ROWID;
         """,
+        // 18: the entry on its way is known to its sender alone (a restart sends again whatever is
+        // still in the outbox, under its key), so the file holds only queued and failed entries.
+        """
+        UPDATE outbox SET state = 'queued' WHERE state = 'sending';
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered
