@@ -35,9 +35,11 @@ enum LPBench {
                        whole history through a real Synapse: rooms of messages from before the first start, the time
                        to a complete copy vs a bare client paging the same /messages, and a live message's trip
                        while fetching vs idle     --rooms 20  --per-room 2500  --python PATH
+                       --database sqlite|postgres  Synapse's database (postgres: a cluster of its own, needs
+                       PostgreSQL's server on PATH and psycopg2 in Synapse's Python)
                        --fill-cache DIR keeps the filled homeserver for the next run of the same size (the fill
-                       takes about 25 minutes at the default size); --second-log FILE keeps the fetching
-                       dashboard's trace-level log
+                       takes about 25 minutes at the default size; each database is kept apart); --second-log FILE
+                       keeps the fetching dashboard's trace-level log
               send     writing back: messages/s through the dashboard's outbox to the built-in simulator vs a client
                        posting the same messages to it directly (one chat; ten chats over both accounts), and a
                        local echo's time from a click on Send to the page's DOM in headless Chromium
@@ -51,6 +53,14 @@ enum LPBench {
         func option(_ name: String, in arguments: [String], default value: String) -> String {
             guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return value }
             return arguments[index + 1]
+        }
+
+        func databaseOption(_ arguments: [String]) throws -> MatrixHistoryBenchmark.Database {
+            let name = option("--database", in: arguments, default: "sqlite")
+            guard let database = MatrixHistoryBenchmark.Database(rawValue: name) else {
+                throw BenchError("--database \(name): one of " + MatrixHistoryBenchmark.Database.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return database
         }
 
         var arguments = Array(CommandLine.arguments.dropFirst())
@@ -114,6 +124,7 @@ enum LPBench {
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
                 _ = try MatrixHistoryBenchmark.run(rooms: Int(option("--rooms", in: arguments, default: "20")) ?? 20,
                                                    perRoom: Int(option("--per-room", in: arguments, default: "2500")) ?? 2500, python: python,
+                                                   database: try databaseOption(arguments),
                                                    fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
             case "send":

@@ -17,7 +17,14 @@ enum MatrixHistoryBenchmark {
     /// `fillCache`: a folder that keeps the filled homeserver's database for the next run of the same
     /// size (filling 50,000 messages takes Synapse about 25 minutes); `secondLog`: where the second
     /// dashboard's log goes, at trace level (every upstream request, timed).
-    static func run(rooms: Int, perRoom: Int, python: String?, fillCache: String? = nil, secondLog: String? = nil) throws -> [ReportLine] {
+    /// Synapse's database: SQLite (one connection: what the tests use) or PostgreSQL (a pool: what
+    /// Synapse recommends for a real account).
+    enum Database: String, CaseIterable {
+        case sqlite, postgres
+    }
+
+    static func run(rooms: Int, perRoom: Int, python: String?, database: Database = .sqlite,
+                    fillCache: String? = nil, secondLog: String? = nil) throws -> [ReportLine] {
         let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
         guard FileManager.default.isExecutableFile(atPath: interpreter) else {
             throw BenchError("no Synapse Python at \(interpreter): run .ci/run (it makes .build/synapse-venv) or pass --python PATH")
@@ -25,8 +32,9 @@ enum MatrixHistoryBenchmark {
         let script = NSTemporaryDirectory() + "lp-bench-matrix-history-\(getpid()).py"
         try driver.write(toFile: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: script) }
-        print("matrix-history: \(rooms) rooms x \(perRoom) messages sent before the first start; the dashboard's copy vs a bare client paging /messages, same run")
-        var driverArguments = [script, "--dashboard", try dashboardBinary(), "--rooms", String(rooms), "--per-room", String(perRoom)]
+        print("matrix-history: \(rooms) rooms x \(perRoom) messages sent before the first start, Synapse on \(database.label); the dashboard's copy vs a bare client paging /messages, same run")
+        var driverArguments = [script, "--dashboard", try dashboardBinary(), "--rooms", String(rooms), "--per-room", String(perRoom),
+                               "--database", database.rawValue]
         if let fillCache { driverArguments += ["--fill-cache", URL(fileURLWithPath: fillCache).standardizedFileURL.path] }
         if let secondLog { driverArguments += ["--second-log", URL(fileURLWithPath: secondLog).standardizedFileURL.path] }
         let output = try runCommand(interpreter, driverArguments)
@@ -51,9 +59,9 @@ enum MatrixHistoryBenchmark {
         print(String(format: "  the same trips while the bare client pages the same history (the homeserver's own load): p50 %.1f ms, p99 %.1f ms (%.0f trips)",
                      result["bare_busy_p50"] ?? 0, result["bare_busy_p99"] ?? 0, result["bare_busy_count"] ?? 0))
         return [
-            ReportLine(name: "Matrix whole history, time to a complete copy", ours: String(format: "%.1f s", ours), peer: String(format: "%.1f s", bare),
+            ReportLine(name: "Matrix whole history (Synapse on \(database.label)), time to a complete copy", ours: String(format: "%.1f s", ours), peer: String(format: "%.1f s", bare),
                        ratio: ours / bare, goal: "<= 1.2", met: ours / bare <= 1.2),
-            ReportLine(name: "Matrix live message while fetching history, p99", ours: String(format: "%.1f ms", busy99),
+            ReportLine(name: "Matrix live message while fetching history (Synapse on \(database.label)), p99", ours: String(format: "%.1f ms", busy99),
                        peer: String(format: "%.1f ms idle", idle99), ratio: busy99 / idle99, goal: "<= 1.2", met: busy99 / idle99 <= 1.2),
         ]
     }
@@ -68,6 +76,7 @@ enum MatrixHistoryBenchmark {
         parser.add_argument("--live", type=int, default=60, help="live messages timed in each phase")
         parser.add_argument("--fill-cache", help="a folder keeping the filled database for the next run of this size")
         parser.add_argument("--second-log", help="where the second dashboard's trace-level log goes")
+        parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite", help="Synapse's database")
         args = parser.parse_args()
         PAGE = 250  # the largest page of older history the dashboard asks for (HistoryPolicy.pageSizes)
         FILTER = urllib.parse.quote(json.dumps({"lazy_load_members": True}))
@@ -117,11 +126,26 @@ enum MatrixHistoryBenchmark {
 
         try:
             cached = f"{args.fill_cache}/matrix-history-{args.rooms}x{args.per_room}" if args.fill_cache else None
-            fill_cached = bool(cached and os.path.exists(f"{cached}/homeserver.db"))
+            cached_sqlite = bool(cached and os.path.exists(f"{cached}/homeserver.db"))
+            cached_postgres = bool(cached and os.path.exists(f"{cached}/pg/PG_VERSION"))
+            if args.database == "sqlite":
+                fill_cached = cached_sqlite
+                if fill_cached:
+                    # The same homeserver as the run that filled it: its database and its signing key.
+                    shutil.copyfile(f"{cached}/homeserver.db", f"{folder}/homeserver.db")
+            else:
+                # A SQLite fill is not moved over: Synapse's port script made a homeserver whose
+                # /sync never woke for a new message. Postgres is filled on its own and kept.
+                fill_cached = cached_postgres
+                if cached_postgres:
+                    shutil.copytree(f"{cached}/pg", pg_data, symlinks=True)
+                    if os.geteuid() == 0:
+                        subprocess.run(["chown", "-R", "postgres:postgres", pg_data], check=True)
+                    start_postgres(initialise=False)
+                else:
+                    start_postgres()
             if fill_cached:
-                # The same homeserver as the run that filled it: its database and its signing key.
-                for name in ("homeserver.db", "signing.key"):
-                    shutil.copyfile(f"{cached}/{name}", f"{folder}/{name}")
+                shutil.copyfile(f"{cached}/signing.key", f"{folder}/signing.key")
             start_synapse(register=not fill_cached)
             bob, alice = login("bob", "BENCHBOB"), login("alice", "BENCHALICE")
             fill_seconds = 0
@@ -138,13 +162,26 @@ enum MatrixHistoryBenchmark {
                 fill(rooms, bob)
                 fill_seconds = time.perf_counter() - started
                 print(f"filled {args.rooms * args.per_room} messages in {fill_seconds:.0f} s", file=sys.stderr)
-                if cached:
+                if cached and args.database == "sqlite":
                     # A consistent copy while Synapse runs (SQLite's online backup).
                     os.makedirs(cached, exist_ok=True)
                     with sqlite3.connect(f"{folder}/homeserver.db") as source, sqlite3.connect(f"{cached}/homeserver.db.partial") as copy:
                         source.backup(copy)
                     shutil.copyfile(f"{folder}/signing.key", f"{cached}/signing.key")
                     os.replace(f"{cached}/homeserver.db.partial", f"{cached}/homeserver.db")
+            if cached and args.database == "postgres" and not cached_postgres:
+                # The cluster copied while it is stopped (Synapse first), then both started again.
+                for process in processes:
+                    process.terminate()
+                    process.wait(30)
+                stop_postgres()
+                os.makedirs(cached, exist_ok=True)
+                shutil.rmtree(f"{cached}/pg.partial", ignore_errors=True)
+                shutil.copytree(pg_data, f"{cached}/pg.partial", symlinks=True)
+                shutil.copyfile(f"{folder}/signing.key", f"{cached}/signing.key")
+                os.replace(f"{cached}/pg.partial", f"{cached}/pg")
+                start_postgres(initialise=False)
+                start_synapse(register=False)
 
             bare_first, events = bare_client("BARE1")
             print(f"bare client: {events} events in {bare_first:.1f} s", file=sys.stderr)
@@ -153,11 +190,11 @@ enum MatrixHistoryBenchmark {
             arrivals, lock = {}, threading.Lock()
             stop = threading.Event()
 
-            def start_dashboard(name, log=None):
+            def start_dashboard(name, log=None, level="trace"):
                 # A dashboard of its own store (a new device of alice's) whose /api/poll is followed.
                 launched = time.perf_counter()
                 process = subprocess.Popen([args.dashboard, "--port", "0", "--db", f"{folder}/{name}.sqlite", "--always-on",
-                                            "--log-level", "trace" if log else "warning",
+                                            "--log-level", level if log else "warning",
                                             "--upstream", f"matrix+http://127.0.0.1:{port}", "--matrix-user", "@alice:localhost"],
                                            stdout=subprocess.PIPE, stderr=open(log, "w") if log else subprocess.DEVNULL, env=environment, text=True)
                 processes.append(process)
@@ -194,7 +231,9 @@ enum MatrixHistoryBenchmark {
                 return call(dashboard["port"], "GET", "/api/state", token=dashboard["token"])["history"]
 
             sender = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            run = secrets.token_hex(4)  # a kept homeserver remembers the transaction ids of earlier runs
             def trip(label):
+                label = f"{label}-{run}"
                 text = f"live {label}"
                 with lock:
                     arrivals[text] = {"event": threading.Event()}
@@ -209,7 +248,7 @@ enum MatrixHistoryBenchmark {
 
             # 1. The time to a complete copy, with nothing else going on.
             expected = args.rooms * (args.per_room - 50)
-            first = start_dashboard("first")
+            first = start_dashboard("first", log=f"{args.second_log}.first" if args.second_log else None, level="info")
             while not (history(first)["complete"] and history(first)["fetched"] >= expected):
                 time.sleep(0.02)
             ours_seconds, fetched = time.perf_counter() - first["launched"], history(first)["fetched"]
@@ -247,6 +286,8 @@ enum MatrixHistoryBenchmark {
             stop.set()
             bare_second = bare_run["seconds"]
             bare = min(bare_first, bare_second)
+            if not busy:
+                sys.exit("history was complete before a live message could be timed while fetching: ask for more rooms or messages")
             if len(busy) < 5:
                 print(f"only {len(busy)} live messages while fetching: history was done too soon for a p99", file=sys.stderr)
             print(json.dumps({"fill_cached": 1 if fill_cached else 0, "ours_seconds": ours_seconds, "bare_seconds": bare, "bare_first": bare_first, "bare_second": bare_second,
@@ -259,4 +300,13 @@ enum MatrixHistoryBenchmark {
         finally:
             cleanup()
         """#
+}
+
+extension MatrixHistoryBenchmark.Database {
+    var label: String {
+        switch self {
+        case .sqlite: "SQLite"
+        case .postgres: "PostgreSQL"
+        }
+    }
 }
