@@ -14,8 +14,9 @@ public protocol HistoryStore: Sendable {
 extension MessageStore: HistoryStore {}
 
 /// Fetches each chat's older history into the copy in the background (CONTRACT section 10), beside
-/// the engine's sync and never in its way: its own requests, one page at a time, while syncing is
-/// live, with the engine's session. What to do next is `HistoryPolicy`'s; this actor performs it.
+/// the engine's sync and never in its way: its own requests, one page at a time (the next asked
+/// for while the last is stored), while syncing is live, with the engine's session. What to do
+/// next is `HistoryPolicy`'s; this actor performs it.
 ///
 /// Where each chat's history starts is kept by the store with the sync batch that first saw the
 /// chat, and every page moves it in the page's own transaction, so a restart (a kill included)
@@ -37,7 +38,14 @@ public actor HistoryFetcher {
     /// Messages arrived live since the last look.
     private var liveMessagesCame = false
     private var skippedLogged = false
+    /// The page after the one being stored, asked for meanwhile: the homeserver reads it while
+    /// this process writes the last one (still one request at a time). Taken when the policy's
+    /// next fetch is that page, else cancelled.
+    private var ahead: (position: HistoryPosition, request: Task<Fetched, Never>)?
     private let log = Logger("history")
+
+    /// A page as the homeserver answered, and how long it took to.
+    private typealias Fetched = (page: Result<OlderHistoryPage, UpstreamError>, took: Duration)
 
     public init(store: any HistoryStore, upstream: any OlderHistory, account: AccountRole = .primary, policy: HistoryPolicy = HistoryPolicy(),
                 environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () async -> String?,
@@ -69,6 +77,7 @@ public actor HistoryFetcher {
 
     /// Runs until the task is cancelled.
     public func run() async {
+        defer { ahead?.request.cancel() }
         await announce()
         while !Task.isCancelled {
             let action = await nextAction()
@@ -102,13 +111,25 @@ public actor HistoryFetcher {
     private func fetch(_ start: HistoryStart, limit: Int) async -> HistoryPolicy.Action? {
         guard let token = await liveSession() else { return nil }
         let position = HistoryPosition(chatId: start.chatId, upstreamChat: start.upstreamChat, token: start.position)
+        let fetched: Fetched
+        if let ahead, ahead.position == position {
+            fetched = await ahead.request.value
+        } else {
+            ahead?.request.cancel()
+            fetched = await request(position, limit: limit, token: token).value
+        }
+        ahead = nil
         let page: OlderHistoryPage
-        let stopwatch = environment.stopwatch()
-        do {
-            page = try await upstream.olderHistory(token: token, before: position, limit: limit)
-        } catch {
+        switch fetched.page {
+        case .success(let answer):
+            page = answer
+        case .failure(let error):
             if error != .cancelled { log.info("history of \(start.upstreamChat): \(error)") }
             return policy.failed(error, at: start, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+        }
+        policy.read(events: page.messages.count + page.skipped, took: fetched.took)
+        if let next = page.next {
+            ahead = (next, request(next, limit: policy.pageSize, token: token))
         }
         if page.skipped > 0, !skippedLogged {
             skippedLogged = true
@@ -123,15 +144,26 @@ public actor HistoryFetcher {
             if case .outOfSpace = error {} else { log.warning("cannot store history of \(start.upstreamChat): \(error)") }
             return policy.storageFull()
         }
-        let took = stopwatch()
-        policy.stored(events: page.messages.count + page.skipped, took: took)
-        log.debug("history of \(start.upstreamChat): \(page.messages.count + page.skipped) event(s) of \(limit) asked for, stored in \(took); the next page asks for \(policy.pageSize)")
+        log.debug("history of \(start.upstreamChat): \(page.messages.count + page.skipped) event(s) of \(limit) asked for, read by the homeserver in \(fetched.took); the next page asks for \(policy.pageSize)")
         if !applied.changed.isEmpty || !applied.removed.isEmpty {
             emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
         }
         if page.next == nil { log.info("history of \(start.upstreamChat) is complete") }
         await announce(grew: applied.fresh.isEmpty ? nil : start.chatId)
         return nil
+    }
+
+    /// The page before `position`, asked for now.
+    private func request(_ position: HistoryPosition, limit: Int, token: String) -> Task<Fetched, Never> {
+        let upstream = upstream, stopwatch = environment.stopwatch()
+        return Task {
+            do throws(UpstreamError) {
+                let page = try await upstream.olderHistory(token: token, before: position, limit: limit)
+                return (.success(page), stopwatch())
+            } catch {
+                return (.failure(error), stopwatch())
+            }
+        }
     }
 
     /// Tells the page how far it is, when that changed.

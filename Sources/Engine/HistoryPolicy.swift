@@ -43,7 +43,7 @@ public struct HistoryPolicy: Sendable, Equatable {
     public var targetPageDuration: Duration
     /// The smallest and largest page asked for.
     public var pageSizes: ClosedRange<Int>
-    /// Failures in a row since the last page stored.
+    /// Failures in a row since the last page read.
     public private(set) var failures = 0
     /// Events to ask for in the next page.
     public private(set) var pageSize: Int
@@ -72,9 +72,9 @@ public struct HistoryPolicy: Sendable, Equatable {
         return .fetch(first, limit: pageSize)
     }
 
-    /// A page of `events` was stored; reading it took the homeserver `took`. Failures are over,
-    /// and the next page is sized so that it takes about `targetPageDuration`.
-    public mutating func stored(events: Int, took: Duration) {
+    /// A page of `events` came; reading it took the homeserver `took`. Failures are over, and the
+    /// next page is sized so that it takes about `targetPageDuration`.
+    public mutating func read(events: Int, took: Duration) {
         failures = 0
         // A chat's last page is short whatever was asked: it says little about the cost of a page.
         guard events * 2 >= pageSize else { return }

@@ -60,6 +60,38 @@ private final class RoomHistory: OlderHistory {
     }
 }
 
+/// A homeserver that says when each page is asked for.
+private struct SignallingHistory: OlderHistory {
+    let room: RoomHistory
+    let asked: AsyncStream<String>.Continuation
+
+    func olderHistory(token: String, before position: HistoryPosition, limit: Int) async throws(UpstreamError) -> OlderHistoryPage {
+        asked.yield(position.token)
+        return try await room.olderHistory(token: token, before: position, limit: limit)
+    }
+}
+
+/// The real store, whose first page of older history is stored only once the homeserver has been
+/// asked for the page after it.
+private final class StoreWaitingForTheNextRequest: HistoryStore {
+    let store: MessageStore
+    let nextAsked: @Sendable () async -> Void
+    private let first = Mutex(true)
+
+    init(_ store: MessageStore, nextAsked: @escaping @Sendable () async -> Void) {
+        self.store = store
+        self.nextAsked = nextAsked
+    }
+
+    func pendingHistory(of account: AccountRole) async throws(StoreError) -> [HistoryStart] { try await store.pendingHistory(of: account) }
+    func historyProgress(of account: AccountRole) async throws(StoreError) -> HistoryProgress? { try await store.historyProgress(of: account) }
+    func applyOlder(_ batch: [UpstreamMessage], to account: AccountRole, chat chatID: Int64, receivedAt: String,
+                    next: String?) async throws(StoreError) -> AppliedBatch {
+        if first.withLock({ let was = $0; $0 = false; return was }) { await nextAsked() }
+        return try await store.applyOlder(batch, to: account, chat: chatID, receivedAt: receivedAt, next: next)
+    }
+}
+
 /// The history fetcher performing `HistoryPolicy` against a real store, in virtual time.
 @Suite("History fetcher")
 struct HistoryFetcherTests {
@@ -198,6 +230,27 @@ struct HistoryFetcherTests {
             if case .history(_, let progress, _) = event, progress.complete { break }
         }
         #expect(room.positionsAsked.count == 3, "then the pages, one after the other")
+    }
+
+    /// Were the next page asked for only after the last one is stored, this test would wait
+    /// forever (its time limit fails it).
+    @Test(.timeLimit(.minutes(1))) func theNextPageIsReadByTheHomeserverWhileTheLastIsStored() async throws {
+        let room = RoomHistory(count: 1_000, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let (asked, askedSink) = AsyncStream.makeStream(of: String.self)
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let store = StoreWaitingForTheNextRequest(store) {
+            for await position in asked where position == "before 701" { return }
+        }
+        let fetcher = HistoryFetcher(store: store, upstream: SignallingHistory(room: room, asked: askedSink), policy: Self.pagesOf250,
+                                     environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
+        let task = Task { await fetcher.run() }
+        defer { task.cancel() }
+        for await event in events {
+            if case .history(_, let progress, _) = event, progress.complete { break }
+        }
+        #expect(try await texts() == (1...1_000).map { "message \($0)" })
+        #expect(room.positionsAsked == ["before 951", "before 701", "before 451", "before 201"], "each page once")
     }
 
     @Test func pagesStartSmallAndAreSizedByHowLongTheHomeserverTakes() async throws {

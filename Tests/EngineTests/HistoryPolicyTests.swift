@@ -35,7 +35,7 @@ struct HistoryPolicyTests {
         #expect(policy.failed(.timedOut, at: rooms[0], jitter: 1) == .wait(.seconds(2), .failed))
         #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 0.5) == .wait(.seconds(2), .failed))
         #expect(policy.failed(.unreachable("reset"), at: rooms[0], jitter: 1) == .wait(.seconds(8), .failed), "capped")
-        policy.stored(events: policy.pageSize, took: .milliseconds(100))
+        policy.read(events: policy.pageSize, took: .milliseconds(100))
         #expect(policy.failures == 0)
         #expect(policy.failed(.serverError(status: 500), at: rooms[0], jitter: 1) == .wait(.seconds(1), .failed))
     }
@@ -55,21 +55,21 @@ struct HistoryPolicyTests {
     @Test func theFirstPageIsSmallAndTheNextIsSizedToTheTargetDuration() {
         var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
         #expect(policy.pageSize == 20, "a live message may come while the very first page is read")
-        policy.stored(events: 20, took: .milliseconds(10))
+        policy.read(events: 20, took: .milliseconds(10))
         #expect(policy.pageSize == 40, "fast: twice as big, no more")
-        policy.stored(events: 40, took: .milliseconds(80))
+        policy.read(events: 40, took: .milliseconds(80))
         #expect(policy.pageSize == 50, "near the target: a little bigger")
-        policy.stored(events: 50, took: .milliseconds(500))
+        policy.read(events: 50, took: .milliseconds(500))
         #expect(policy.pageSize == 20, "slow: smaller, down to the smallest")
-        for _ in 0..<6 { policy.stored(events: policy.pageSize, took: .zero) }
+        for _ in 0..<6 { policy.read(events: policy.pageSize, took: .zero) }
         #expect(policy.pageSize == 200, "never above the largest")
         #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0], limit: 200))
     }
 
     @Test func aShortLastPageSaysNothingAboutTheCostOfAPage() {
         var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
-        policy.stored(events: 20, took: .milliseconds(10))
-        policy.stored(events: 3, took: .milliseconds(400))
+        policy.read(events: 20, took: .milliseconds(10))
+        policy.read(events: 3, took: .milliseconds(400))
         #expect(policy.pageSize == 40)
     }
 }
