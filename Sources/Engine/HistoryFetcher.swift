@@ -14,9 +14,9 @@ public protocol HistoryStore: Sendable {
 extension MessageStore: HistoryStore {}
 
 /// Fetches each chat's older history into the copy in the background (CONTRACT section 10), beside
-/// the engine's sync and never in its way: its own requests, one page at a time (the next asked
-/// for while the last is stored), while syncing is live, with the engine's session. What to do
-/// next is `HistoryPolicy`'s; this actor performs it.
+/// the engine's sync and never in its way: its own requests, one page at a time (from a fast
+/// homeserver, the next asked for while the last is stored), while syncing is live, with the
+/// engine's session. What to do next is `HistoryPolicy`'s; this actor performs it.
 ///
 /// Where each chat's history starts is kept by the store with the sync batch that first saw the
 /// chat, and every page moves it in the page's own transaction, so a restart (a kill included)
@@ -128,7 +128,7 @@ public actor HistoryFetcher {
             return policy.failed(error, at: start, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
         }
         policy.read(events: page.messages.count + page.skipped, took: fetched.took)
-        if let next = page.next {
+        if let next = page.next, policy.readsAhead {
             ahead = (next, request(next, limit: policy.pageSize, token: token))
         }
         if page.skipped > 0, !skippedLogged {

@@ -21,6 +21,10 @@ import Upstream
 ///   kept to about `targetPageDuration` of the homeserver's time: the first is small, and each next
 ///   one is sized from how long the last took (at most twice as big, within `pageSizes`). Big
 ///   pages are cheaper per message, so a fast homeserver still gets them.
+/// - A homeserver that reads even the largest page in less than `targetPageDuration` has time to
+///   spare: the next page is asked for while the last is stored (`readsAhead`). One at its target
+///   (Synapse on SQLite) is never asked ahead, or a live message would wait behind a page nearly
+///   always.
 public struct HistoryPolicy: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Fetch the page of at most `limit` events before this position.
@@ -47,6 +51,8 @@ public struct HistoryPolicy: Sendable, Equatable {
     public private(set) var failures = 0
     /// Events to ask for in the next page.
     public private(set) var pageSize: Int
+    /// Whether the next page is to be asked for while the last is stored.
+    public private(set) var readsAhead = false
 
     public init(backoff: Backoff = Backoff(base: .seconds(1), cap: .seconds(60)), idleWait: Duration = .seconds(2),
                 minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30),
@@ -78,6 +84,7 @@ public struct HistoryPolicy: Sendable, Equatable {
         failures = 0
         // A chat's last page is short whatever was asked: it says little about the cost of a page.
         guard events * 2 >= pageSize else { return }
+        readsAhead = pageSize == pageSizes.upperBound && took < targetPageDuration
         let scale = took > .zero ? min(targetPageDuration / took, 2) : 2
         pageSize = min(max(Int((Double(pageSize) * scale).rounded()), pageSizes.lowerBound), pageSizes.upperBound)
     }

@@ -66,6 +66,21 @@ struct HistoryPolicyTests {
         #expect(policy.next(live: true, pending: rooms) == .fetch(rooms[0], limit: 200))
     }
 
+    @Test func onlyAHomeserverWithTimeToSpareAtTheLargestPagesIsAskedAhead() {
+        var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
+        policy.read(events: 20, took: .milliseconds(10))
+        #expect(!policy.readsAhead, "fast, but the pages are still growing")
+        for _ in 0..<4 { policy.read(events: policy.pageSize, took: .milliseconds(30)) }
+        #expect(policy.pageSize == 200 && policy.readsAhead, "the largest page in a third of the target")
+        policy.read(events: 200, took: .milliseconds(100))
+        #expect(!policy.readsAhead, "at its target (Synapse on SQLite): a live message would wait behind a page read ahead")
+        #expect(policy.pageSize == 200)
+        policy.read(events: 200, took: .milliseconds(60))
+        #expect(policy.readsAhead)
+        policy.read(events: 200, took: .milliseconds(300))
+        #expect(!policy.readsAhead && policy.pageSize < 200, "slower again: smaller pages, one at a time")
+    }
+
     @Test func aShortLastPageSaysNothingAboutTheCostOfAPage() {
         var policy = HistoryPolicy(targetPageDuration: .milliseconds(100), pageSizes: 20...200)
         policy.read(events: 20, took: .milliseconds(10))
