@@ -22,8 +22,10 @@ enum LPBench {
               export   GET /api/export of that store from the release dashboard: messages/s and RSS growth,
                        vs Python sqlite3 + json writing the same lines     --messages 1000000  --rounds 3
               fanout   one message to N parked polls, the dashboard (whole pipeline, then the feed alone)
-                       vs nginx + Nchan, with the shared client (N = 1 also with the machine kept warm: 2 ms
-                       between rounds, not 100); the median and range of each ratio over the repeats
+                       vs nginx + Nchan (a configuration of its own, in a temporary folder), with this
+                       program's own epoll client, whose CPU per answer is shown beside the servers' (N = 1
+                       also with the machine kept warm: 2 ms between rounds, not 100); the median and range
+                       of each ratio over the repeats; needs nginx and libnginx-mod-nchan
                          --subscribers 1,1000,5000  --rounds 20  --repeats 3
               feed-server
                        the dashboard's feed and HTTP server alone, a publish going straight into the
@@ -45,9 +47,10 @@ enum LPBench {
                        local echo's time from a click on Send to the page's DOM in headless Chromium
                          --messages 2000  --rounds 5  --clicks 100
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
-                       nginx + Nchan (../shared/bench), and one table of ratios     --quick for a short run
+                       nginx + Nchan, and one table of ratios     --quick for a short run
 
-            static needs wrk and nginx on PATH (Debian: apt-get install wrk nginx); ingest needs python3; send needs chromium.
+            Debian packages: static needs wrk and nginx-light, fanout nginx-light and libnginx-mod-nchan,
+            ingest and export python3, send chromium; the Matrix ones the Synapse venv .ci/run makes.
             """
 
         func option(_ name: String, in arguments: [String], default value: String) -> String {

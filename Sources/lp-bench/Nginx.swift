@@ -1,18 +1,47 @@
 import Foundation
 
-/// nginx serving a folder on a loopback port, configured like the peer in shared/bench
-/// (one worker, sendfile, no access log), started and stopped by the benchmark.
+/// nginx on a loopback port (one worker, sendfile, no access log), serving a folder and, with
+/// `nchan`, the Nchan module's long-poll pub/sub (`POST /pub?id=<channel>`, `GET /sub?id=<channel>`
+/// answered with the newest message on, armed again by `If-Modified-Since`/`If-None-Match`);
+/// written to a temporary folder, started and stopped by the benchmark.
 final class NginxPeer {
     let port: Int
     private let child: ChildProcess
     private let runDirectory: String
 
-    init(root: String, workers: Int = 1) throws {
-        guard let nginx = findExecutable("nginx") else { throw BenchError("nginx not found (apt-get install nginx)") }
+    /// The Nchan module as Debian's `libnginx-mod-nchan` installs it.
+    static let nchanModule = "/usr/lib/nginx/modules/ngx_nchan_module.so"
+
+    /// nginx's processes: the master and its workers.
+    var processes: [Int32] {
+        let children = (try? String(contentsOfFile: "/proc/\(child.pid)/task/\(child.pid)/children", encoding: .utf8)) ?? ""
+        return [child.pid] + children.split(separator: " ").compactMap { Int32($0) }
+    }
+
+    init(root: String, workers: Int = 1, nchan: Bool = false) throws {
+        guard let nginx = findExecutable("nginx") else { throw BenchError("nginx not found (apt-get install nginx-light)") }
+        if nchan, !FileManager.default.fileExists(atPath: Self.nchanModule) {
+            throw BenchError("no Nchan module at \(Self.nchanModule) (apt-get install libnginx-mod-nchan)")
+        }
         port = try freePort()
         runDirectory = NSTemporaryDirectory() + "lp-bench-nginx-\(getpid())"
         try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
+        let nchanLocations = nchan ? """
+                    location = /pub {
+                        nchan_publisher;
+                        nchan_channel_id $arg_id;
+                        nchan_message_buffer_length 32;
+                        nchan_message_timeout 10m;
+                    }
+                    location = /sub {
+                        nchan_subscriber longpoll;
+                        nchan_channel_id $arg_id;
+                        nchan_subscriber_first_message newest;
+                        nchan_subscriber_timeout 120s;
+                    }
+            """ : ""
         let configuration = """
+            \(nchan ? "load_module \(Self.nchanModule);" : "")
             worker_processes \(workers);
             worker_rlimit_nofile 20000;
             pid \(runDirectory)/nginx.pid;
@@ -32,9 +61,11 @@ final class NginxPeer {
                 fastcgi_temp_path \(runDirectory)/fastcgi;
                 uwsgi_temp_path \(runDirectory)/uwsgi;
                 scgi_temp_path \(runDirectory)/scgi;
+                \(nchan ? "nchan_shared_memory_size 128M;" : "")
                 server {
-                    listen 127.0.0.1:\(port);
+                    listen 127.0.0.1:\(port) backlog=4096;
                     root \(root);
+            \(nchanLocations)
                 }
             }
             """

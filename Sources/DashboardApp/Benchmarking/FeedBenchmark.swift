@@ -25,6 +25,11 @@ public struct FeedBenchmarkResponder: HTTPResponder {
         var router = Router()
         polls.register(in: &router)
         router.add("GET", "/api/session") { _, _, _ in try JSONResponse.make(["csrfToken": "", "epoch": epoch]) }
+        // The one figure the fan-out client asks for: how many polls are parked.
+        router.add("GET", "/metrics") { _, _, _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                         body: Array("lp_feed_parked_polls \(await feed.statistics().parkedPolls)\n".utf8))
+        }
         router.add("POST", "/api/simulator/messages") { request, _, _ in
             let order = try JSONDecoder().decode(PublishOrder.self, from: Data(request.body))
             await Self.publish(order, to: feed)
