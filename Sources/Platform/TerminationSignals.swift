@@ -59,6 +59,36 @@ public final class TerminationSignals: @unchecked Sendable {
         }
     }
 
+    /// The variable a supervisor sets to its own process id to have ``install(environment:)``
+    /// also end the process with it (as ``endWithParent(_:)``): a test harness that crashes then
+    /// leaves nothing running. The id, not a flag, because the parent may be gone before this
+    /// process has looked.
+    public static let endWithParentVariable = "LP_END_WITH_PARENT"
+
+    /// Starts catching SIGINT and SIGTERM and, when `environment` names the parent in
+    /// ``endWithParentVariable``, also takes that parent's end as a SIGTERM.
+    public static func install(environment: [String: String]) -> TerminationSignals {
+        let signals = install()
+        if let parent = environment[endWithParentVariable].flatMap({ pid_t($0) }) { signals.endWithParent(parent) }
+        return signals
+    }
+
+    /// Takes the end of `parent` as a SIGTERM: once this process is no longer its child (handed
+    /// to init or a subreaper), it stops as if told to. Looked at twice a second: Linux says
+    /// nothing when a parent ends, short of a death signal tied to the thread that forked.
+    public func endWithParent(_ parent: pid_t) {
+        guard getppid() == parent else { return deliver(SIGTERM) }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        timer.setEventHandler { [weak self] in
+            guard getppid() != parent else { return }
+            timer.cancel()
+            self?.deliver(SIGTERM)
+        }
+        // The handler holds the timer, which keeps it alive until it cancels itself.
+        timer.resume()
+    }
+
     private func deliver(_ number: Int32) {
         let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
             if state.received == nil { state.received = number }

@@ -67,7 +67,7 @@ enum ChatServerCommand {
         }
 
         TerminationSignals.ignoreBrokenPipes()
-        let signals = TerminationSignals.install()
+        let signals = TerminationSignals.install(environment: ProcessInfo.processInfo.environment)
         let running: SimulatorServer
         do {
             running = try await SimulatorServer.start(host: host, port: port, configuration: configuration, dataPath: dataPath,

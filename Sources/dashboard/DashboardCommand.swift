@@ -18,7 +18,7 @@ enum DashboardCommand {
         let options = parseOrExit()
         LogConfiguration.level = options.logLevel
         TerminationSignals.ignoreBrokenPipes()
-        let signals = TerminationSignals.install()
+        let signals = TerminationSignals.install(environment: ProcessInfo.processInfo.environment)
 
         let running = await Launch.build(options)
         let services = ServiceGroup(running.services)

@@ -35,7 +35,8 @@ public final class ChildProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Ours end with this test process even when it crashes or is killed: none is left behind.
+        process.environment = ProcessInfo.processInfo.environment.merging(["LP_END_WITH_PARENT": String(getpid())].merging(environment) { $1 }) { $1 }
         let stdoutPipe = Pipe(), stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
