@@ -63,6 +63,17 @@ struct FanOutClient {
         var deliveredAt: UInt64 = 0
     }
 
+    /// What the loop works on: the connections, their epoll set, the answers read so far, and
+    /// the buffers `epoll_wait` and `recv` fill, made once for the whole run.
+    private struct Loop {
+        var connections: [Subscriber]
+        let poller: Int32
+        var answers = 0
+        var events = [UInt32](repeating: 0, count: 256)
+        var data = [UInt64](repeating: 0, count: 256)
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+    }
+
     /// An answer's head: what re-arming needs.
     private struct Head {
         var status: Int
@@ -72,50 +83,50 @@ struct FanOutClient {
     }
 
     func run() throws -> Result {
-        var connections = try (0..<subscribers).map { _ in Subscriber(fd: try Self.connect(port: peer.port)) }
         let poller = cshims_epoll_create()
         guard poller >= 0 else { throw BenchError("epoll_create: \(String(cString: strerror(errno)))") }
+        var loop = Loop(connections: [], poller: poller)
         defer {
             close(poller)
-            for connection in connections { close(connection.fd) }
+            for connection in loop.connections { close(connection.fd) }
         }
-        for (index, connection) in connections.enumerated() {
-            guard cshims_epoll_ctl(poller, CSHIMS_EPOLL_CTL_ADD, connection.fd, CSHIMS_EPOLLIN, UInt64(index)) == 0 else {
+        for index in 0..<subscribers {
+            loop.connections.append(Subscriber(fd: try Self.connect(port: peer.port)))
+            guard cshims_epoll_ctl(poller, CSHIMS_EPOLL_CTL_ADD, loop.connections[index].fd, CSHIMS_EPOLLIN, UInt64(index)) == 0 else {
                 throw BenchError("epoll_ctl: \(String(cString: strerror(errno)))")
             }
         }
         let startCursor = try initialCursor()
         let csrf = try csrfToken()
-        for index in connections.indices { connections[index].cursor = startCursor }
+        for index in loop.connections.indices { loop.connections[index].cursor = startCursor }
 
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * rounds)
-        var answers = 0
         let serverBefore = try serverTicks()
         let clientBefore = Self.threadCPU()
         let runID = UInt64.random(in: 0...UInt64.max)
         for round in 0..<(warmupRounds + rounds) {
-            for index in connections.indices where !connections[index].armed { try arm(&connections[index]) }
-            try waitUntilParked(&connections, poller: poller, answers: &answers)
+            for index in loop.connections.indices where !loop.connections[index].armed { try arm(&loop.connections[index]) }
+            try waitUntilParked(&loop)
             let token = "lp-fanout-\(String(runID, radix: 36))-\(round)"
             let publisher = try Self.connect(port: peer.port, blocking: true)
             defer { close(publisher) }
             let publishedAt = Self.now()
             try Self.write(publishRequest(token: token, csrf: csrf), to: publisher)
-            try collect(token: Array(token.utf8), from: &connections, poller: poller, answers: &answers)
+            try collect(token: Array(token.utf8), in: &loop)
             try Self.readWholeAnswer(publisher)
             if round >= warmupRounds {
-                for connection in connections { latencies.append(Double(connection.deliveredAt - publishedAt) / 1e6) }
+                for connection in loop.connections { latencies.append(Double(connection.deliveredAt - publishedAt) / 1e6) }
             }
-            for index in connections.indices { connections[index].deliveredAt = 0 }
+            for index in loop.connections.indices { loop.connections[index].deliveredAt = 0 }
         }
         let clientAfter = Self.threadCPU()
         let serverSeconds = Double(try serverTicks() - serverBefore) / ProcessStats.ticksPerSecond
-        latencies.sort()
-        return Result(p50: Self.percentile(latencies, 0.5), p99: Self.percentile(latencies, 0.99),
-                      clientMicrosPerAnswer: (clientAfter.user + clientAfter.kernel - clientBefore.user - clientBefore.kernel) / Double(max(answers, 1)),
-                      clientKernelMicrosPerAnswer: (clientAfter.kernel - clientBefore.kernel) / Double(max(answers, 1)),
-                      serverMicrosPerAnswer: serverSeconds * 1e6 / Double(max(answers, 1)))
+        let answers = Double(max(loop.answers, 1))
+        return Result(p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
+                      clientMicrosPerAnswer: (clientAfter.user + clientAfter.kernel - clientBefore.user - clientBefore.kernel) / answers,
+                      clientKernelMicrosPerAnswer: (clientAfter.kernel - clientBefore.kernel) / answers,
+                      serverMicrosPerAnswer: serverSeconds * 1e6 / answers)
     }
 
     // MARK: The protocols
@@ -199,52 +210,49 @@ struct FanOutClient {
 
     /// Lets the polls park (`settleMilliseconds`, then until the server counts them all),
     /// answering early answers (a backlog, a state change) by arming again.
-    private func waitUntilParked(_ connections: inout [Subscriber], poller: Int32, answers: inout Int) throws {
+    private func waitUntilParked(_ loop: inout Loop) throws {
         let settleEnd = Self.now() + UInt64(settleMilliseconds) * 1_000_000
         while Self.now() < settleEnd {
-            _ = try pump(&connections, poller: poller, timeoutMilliseconds: 5, answers: &answers, token: nil)
+            _ = try pump(&loop, timeoutMilliseconds: 5, token: nil)
         }
         let deadline = Self.now() + 20_000_000_000
         while try parkedOnTheServer() < subscribers {
             guard Self.now() < deadline else { throw BenchError("the server counts fewer than \(subscribers) parked polls after 20 s") }
-            _ = try pump(&connections, poller: poller, timeoutMilliseconds: 2, answers: &answers, token: nil)
+            _ = try pump(&loop, timeoutMilliseconds: 2, token: nil)
         }
     }
 
     /// Reads until every connection has had the answer carrying `token`.
-    private func collect(token: [UInt8], from connections: inout [Subscriber], poller: Int32, answers: inout Int) throws {
+    private func collect(token: [UInt8], in loop: inout Loop) throws {
         let deadline = Self.now() + 30_000_000_000
         var delivered = 0
         while delivered < subscribers {
             guard Self.now() < deadline else {
                 throw BenchError("\(subscribers - delivered) of \(subscribers) polls had no answer with the message after 30 s")
             }
-            delivered += try pump(&connections, poller: poller, timeoutMilliseconds: 100, answers: &answers, token: token)
+            delivered += try pump(&loop, timeoutMilliseconds: 100, token: token)
         }
     }
 
     /// One `epoll_wait` and the reads it calls for. An answer is handled as soon as it is whole;
     /// one without the round's message arms its poll again at once. How many had the message.
-    private func pump(_ connections: inout [Subscriber], poller: Int32, timeoutMilliseconds: Int32, answers: inout Int,
-                      token: [UInt8]?) throws -> Int {
-        var events = [UInt32](repeating: 0, count: 256)
-        var data = [UInt64](repeating: 0, count: 256)
-        let ready = cshims_epoll_wait(poller, &events, &data, 256, timeoutMilliseconds)
+    private func pump(_ loop: inout Loop, timeoutMilliseconds: Int32, token: [UInt8]?) throws -> Int {
+        let ready = cshims_epoll_wait(loop.poller, &loop.events, &loop.data, Int32(loop.events.count), timeoutMilliseconds)
         guard ready >= 0 else {
             if errno == EINTR { return 0 }
             throw BenchError("epoll_wait: \(String(cString: strerror(errno)))")
         }
-        var chunk = [UInt8](repeating: 0, count: 16_384)
         var delivered = 0
         for slot in 0..<Int(ready) {
-            let index = Int(data[slot])
+            let index = Int(loop.data[slot])
             while true {
-                let count = chunk.withUnsafeMutableBytes { recv(connections[index].fd, $0.baseAddress, $0.count, 0) }
+                let fd = loop.connections[index].fd
+                let count = loop.chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 if count > 0 {
-                    connections[index].input.append(contentsOf: chunk[0..<count])
+                    loop.connections[index].input.append(contentsOf: loop.chunk[0..<count])
                     // Less than asked for: nothing more is waiting (epoll says so again if more comes),
                     // so no second call only to hear EAGAIN.
-                    if count < chunk.count { break }
+                    if count < loop.chunk.count { break }
                     continue
                 }
                 if count == 0 { throw BenchError("the server closed poll connection \(index)") }
@@ -252,15 +260,14 @@ struct FanOutClient {
                 if errno == EINTR { continue }
                 throw BenchError("recv: \(String(cString: strerror(errno)))")
             }
-            while let (head, body) = try Self.takeAnswer(&connections[index]) {
-                answers += 1
-                connections[index].armed = false
-                let carries = try handle(head, body: body, of: &connections[index], token: token)
-                if carries {
-                    connections[index].deliveredAt = Self.now()
+            while let (head, body) = try Self.takeAnswer(&loop.connections[index]) {
+                loop.answers += 1
+                loop.connections[index].armed = false
+                if try handle(head, body: body, of: &loop.connections[index], token: token) {
+                    loop.connections[index].deliveredAt = Self.now()
                     delivered += 1
                 } else {
-                    try arm(&connections[index])
+                    try arm(&loop.connections[index])
                 }
             }
         }
@@ -455,10 +462,5 @@ struct FanOutClient {
         getrusage(__rusage_who_t(1), &usage)
         func micros(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
         return (micros(usage.ru_utime), micros(usage.ru_stime))
-    }
-
-    private static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int((fraction * Double(sorted.count - 1)).rounded()))]
     }
 }

@@ -236,10 +236,3 @@ func connectLoopback(port: Int) throws -> Int32 {
     }
     return fd
 }
-
-/// Runs a command with its output discarded and waits for it alone: nginx, which it starts,
-/// daemonizes and would keep Foundation's `Process` waiting on inherited descriptors.
-func runUncaptured(_ executable: String, _ arguments: [String]) throws {
-    let command = ([executable] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-    guard system(command + " > /dev/null 2>&1") == 0 else { throw BenchError("\(command) failed") }
-}
