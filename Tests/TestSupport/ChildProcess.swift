@@ -35,8 +35,10 @@ public final class ChildProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        var inherited = ProcessInfo.processInfo.environment
         // Ours end with this test process even when it crashes or is killed: none is left behind.
-        process.environment = ProcessInfo.processInfo.environment.merging(["LP_END_WITH_PARENT": String(getpid())].merging(environment) { $1 }) { $1 }
+        inherited["LP_END_WITH_PARENT"] = String(getpid())
+        process.environment = inherited.merging(environment) { $1 }
         let stdoutPipe = Pipe(), stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
