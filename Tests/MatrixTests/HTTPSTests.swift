@@ -15,7 +15,7 @@ struct HTTPSTests {
 
     private func dashboard(_ world: World, _ terminator: TLSTerminator, trusted: Bool = true) async throws -> RunningDashboard {
         let arguments = ["--port", "0", "--db", world.storePath, "--always-on", "--hold-seconds", "5", "--backoff-base-ms", "200",
-                         "--backoff-cap-ms", "1000", "--upstream", "matrix+https://127.0.0.1:\(terminator.port)", "--matrix-user", world.aliceID]
+                         "--backoff-cap-ms", "1000", "--log-level", "trace", "--upstream", "matrix+https://127.0.0.1:\(terminator.port)", "--matrix-user", world.aliceID]
         let environment = ["LP_MATRIX_PASSWORD": DashboardOnSynapseTests.alicePassword]
         guard trusted else { return try await RunningDashboard(arguments, environment: environment) }
         let command = terminator.trustingCommand(arguments)
@@ -76,8 +76,12 @@ struct HTTPSTests {
         for round in 1...10 {
             let held = try await waitForHelpers(dashboard) { $0 >= 1 }
             // When no sync is held, what the dashboard says of its connection tells a stuck engine from a miscount.
-            let said = held >= 1 ? "" : String(describing: (try? await dashboard.json("/api/state"))?["connection"] ?? "no state")
-            #expect(held >= 1, "round \(round): a sync is held; the dashboard says \(said)")
+            guard held >= 1 else {
+                let said = String(describing: (try? await dashboard.json("/api/state"))?["connection"] ?? "no state")
+                let log = await dashboard.stop().stderr.suffix(4000)
+                Issue.record("round \(round): no sync is held; the dashboard says \(said); its log ends:\n\(log)")
+                return
+            }
             #expect(try await dashboard.post("/api/engine/stop").status == 202)
             #expect(try await waitForHelpers(dashboard) { $0 == 0 } == 0, "round \(round): stopping killed the held request")
             #expect(try await dashboard.post("/api/engine/start").status == 202)
