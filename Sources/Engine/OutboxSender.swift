@@ -8,10 +8,10 @@ public protocol OutboxStore: Sendable {
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
                  createdAt: String) async throws(StoreError) -> OutboxAdmission
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
-    func nextToSend(of account: AccountRole) async throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)?
+    func nextToSend(of account: AccountRole, limit: Int) async throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)]
     func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry?
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval
-    func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
+    func recordSent(_ messages: [UpstreamMessage], to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
 }
 
 extension MessageStore: OutboxStore {}
@@ -52,6 +52,11 @@ public enum SendTryResult: Sendable, Equatable {
 /// whatever is still in the outbox, under its key, so a mark in the file would change nothing
 /// but cost a commit per message. This actor answers for it: it is `sending` to the page, and its
 /// Delete is refused.
+///
+/// Requests go one at a time, but the store does not hold them up: a sent message is stored
+/// behind the ones sent before it while the next one goes (a crash in between leaves it in the
+/// outbox, and the same key again is the same message upstream). The line is read from the store
+/// a few dozen entries at a time, once what was sent from the last read has left it.
 public actor OutboxSender {
     private let store: any OutboxStore
     private let upstream: any MessageSending
@@ -68,7 +73,19 @@ public actor OutboxSender {
     /// A wake that came while no wait was in progress: the next wait it would end is skipped.
     private var pendingWake: SendWake?
     /// The entry on its way now, if any.
-    public private(set) var entryBeingSent: Int64?
+    private var entryBeingSent: Int64?
+    /// Sent entries whose storing has not ended yet.
+    private var entriesStoring: Set<Int64> = []
+    /// Sent messages waiting to be stored, in the order sent.
+    private var toStore: [(sent: UpstreamMessage, entry: OutboxEntry)] = []
+    /// Stores what `toStore` holds, all that waits in one transaction, until it is empty.
+    private var storing: Task<Void, Never>?
+    /// A sent message could not be stored: sending waits until the store takes writes again.
+    private var storeFailing = false
+    /// The account's oldest queued entries as last read, sent in turn before the store is read again.
+    private var line: [(entry: OutboxEntry, upstreamChat: String?)] = []
+    /// How many entries one read of the line takes.
+    static let lineLength = 64
     /// Try again's callers, by outbox id, told what the next try of that entry came to.
     private var tryWaiters: [Int64: Waiters<SendTryResult>] = [:]
     private let log = Logger("outbox")
@@ -98,6 +115,12 @@ public actor OutboxSender {
         return admission
     }
 
+    /// The entries on their way (sent, or sent and not yet stored): `sending` to the page, and
+    /// not to be deleted.
+    public var entriesBeingSent: Set<Int64> {
+        entryBeingSent.map { entriesStoring.union([$0]) } ?? entriesStoring
+    }
+
     /// Something the loop may wait for happened; whether it ends the wait in progress is the policy's.
     public func wake(_ reason: SendWake) {
         guard let sleeper, let waitingFor else {
@@ -119,6 +142,7 @@ public actor OutboxSender {
         }
         guard let entry else { return .notFailed }
         emit(.outbox(entry))
+        line = []  // read again, so it goes in its place, the oldest first
         // Not live: it goes by itself once syncing is, and the person need not wait for that.
         guard await liveSession() != nil else { return .queued }
         var waiters = tryWaiters[id] ?? Waiters()
@@ -141,7 +165,8 @@ public actor OutboxSender {
 
     /// Takes an entry out unsent (Delete); one being sent right now stays.
     public func discard(_ id: Int64) async throws(StoreError) -> OutboxRemoval {
-        guard id != entryBeingSent else { return .sending }
+        guard !entriesBeingSent.contains(id) else { return .sending }
+        line.removeAll { $0.entry.id == id }
         let removal = try await store.discardOutbox(id)
         if case .removed(let entry) = removal {
             emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
@@ -150,8 +175,8 @@ public actor OutboxSender {
         return removal
     }
 
-    /// Sends until the task is cancelled; what was on its way when the process stopped is still
-    /// in the outbox and goes again, under its key.
+    /// Sends until the task is cancelled, then lets what was sent be stored; what was on its way
+    /// when the process stopped is still in the outbox and goes again, under its key.
     public func run() async {
         while !Task.isCancelled {
             let (action, session, upstreamChat) = await nextAction()
@@ -163,18 +188,37 @@ public actor OutboxSender {
                 await pause(duration, reason)
             }
         }
+        await storing?.value
     }
 
-    /// The policy's next step, and the session to send with (read only when something waits).
+    /// The policy's next step, and the session to send with (asked only when something waits).
+    /// The entry it would send is `sending` from here, so a Delete in between cannot slip past.
     private func nextAction() async -> (SendPolicy.Action, SendSession?, upstreamChat: String?) {
-        do {
-            let next = try await store.nextToSend(of: account)
-            let session = next == nil ? nil : await liveSession()
-            return (policy.next(live: session != nil, oldestQueued: next?.entry), session, next?.upstreamChat)
-        } catch {
-            log.warning("cannot read the outbox: \(error)")
-            return (.wait(policy.fullStorageWait, .storageFull), nil, nil)
+        if line.isEmpty {
+            // What is being stored is still in the outbox until it is stored.
+            await storing?.value
+            do {
+                if !storeFailing { line = try await store.nextToSend(of: account, limit: Self.lineLength) }
+            } catch {
+                log.warning("cannot read the outbox: \(error)")
+                storeFailing = true
+            }
         }
+        if storeFailing {
+            storeFailing = false
+            line = []
+            return (policy.storeFailed(), nil, nil)
+        }
+        guard let next = line.first else { return (policy.next(live: false, oldestQueued: nil), nil, nil) }
+        entryBeingSent = next.entry.id
+        let session = await liveSession()
+        let action = policy.next(live: session != nil, oldestQueued: next.entry)
+        if case .send = action {
+            line.removeAll { $0.entry.id == next.entry.id }
+        } else {
+            entryBeingSent = nil
+        }
+        return (action, session, next.upstreamChat)
     }
 
     /// One try of `entry`, `sending` from now until its outcome is stored.
@@ -187,38 +231,62 @@ public actor OutboxSender {
         emit(.outbox(sending))
         let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)
-        let outcome: SendPolicy.Outcome
         switch await Self.sendWithin(deadline, clock: environment.clock, { [upstream] () async throws(UpstreamError) -> UpstreamMessage in
             try await upstream.send(message, token: session.token)
         }) {
         case .success(let sent):
-            outcome = await store(sent, for: sending)
+            policy.sent()
+            storeBehind(sent, for: sending)
         case .failure(let error):
             if error != .cancelled { log.info("message \(entry.id) (try \(sending.attempts)): \(error)") }
-            outcome = policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+            line = []  // an entry not sent goes first again, in its place
+            await perform(policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53)), for: sending)
         }
-        await perform(outcome, for: sending)
     }
 
-    /// Stores what the upstream answered, which takes the entry out of the outbox.
-    private func store(_ sent: UpstreamMessage, for entry: OutboxEntry) async -> SendPolicy.Outcome {
-        do {
-            let applied = try await store.recordSent(sent, to: account, receivedAt: Timestamp.string(environment.now()))
-            if let usage = applied.usage, !applied.fresh.isEmpty {
-                emit(.messages(account: account, messages: applied.fresh, delivery: .silent, usage: usage, chats: applied.chats))
+    /// Stores what the upstream answered, which takes the entry out of the outbox, after the
+    /// messages sent before it; the next send does not wait for it. What was sent while a store
+    /// was under way is stored together, in one transaction.
+    private func storeBehind(_ sent: UpstreamMessage, for entry: OutboxEntry) {
+        entriesStoring.insert(entry.id)
+        toStore.append((sent, entry))
+        guard storing == nil else { return }
+        storing = Task {
+            await self.storeWhatWaits()
+        }
+    }
+
+    private func storeWhatWaits() async {
+        while !toStore.isEmpty {
+            let batch = toStore
+            toStore = []
+            do {
+                let applied = try await store.recordSent(batch.map(\.sent), to: account, receivedAt: Timestamp.string(environment.now()))
+                if let usage = applied.usage, !applied.fresh.isEmpty {
+                    emit(.messages(account: account, messages: applied.fresh, delivery: .silent, usage: usage, chats: applied.chats))
+                }
+                for (_, entry) in batch {
+                    emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: true))
+                    settle(entry.id, .sent)
+                }
+            } catch {
+                // The upstream has them: the same key again later answers the same message, and
+                // storing it is tried then.
+                for (_, entry) in batch {
+                    log.warning("message \(entry.id) was sent but cannot be stored yet: \(error)")
+                    if let queued = try? await store.setOutboxState(entry.id, to: .queued, refusal: nil, endingATry: true) { emit(.outbox(queued)) }
+                    settle(entry.id, .queued)
+                }
+                storeFailing = true
             }
-            return policy.sent()
-        } catch {
-            log.warning("message \(entry.id) was sent but cannot be stored yet: \(error)")
-            return policy.storeFailed()
+            entriesStoring.subtract(batch.map(\.entry.id))
         }
+        storing = nil
     }
 
-    private func perform(_ outcome: SendPolicy.Outcome, for entry: OutboxEntry) async {
+    /// What a try that was not sent comes to.
+    private func perform(_ outcome: SendPolicy.Failure, for entry: OutboxEntry) async {
         switch outcome {
-        case .sent:
-            emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: true))
-            settle(entry.id, .sent)
         case .refused(let refusal):
             log.info("message \(entry.id) was refused for good: \(refusal.reason.rawValue) \(refusal.detail)")
             if let failed = try? await store.setOutboxState(entry.id, to: .failed, refusal: refusal, endingATry: true) { emit(.outbox(failed)) }

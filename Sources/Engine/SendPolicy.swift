@@ -23,10 +23,8 @@ public struct SendPolicy: Sendable, Equatable {
         case wait(Duration, SendPause)
     }
 
-    /// What one try came to.
-    public enum Outcome: Sendable, Equatable {
-        /// The upstream has it.
-        case sent
+    /// What a try that was not sent comes to.
+    public enum Failure: Sendable, Equatable {
         /// Back to `queued`; wait, then try again under the same key.
         case retry(after: Duration, SendPause)
         /// Trying again will not change it: the entry is `failed`.
@@ -61,14 +59,13 @@ public struct SendPolicy: Sendable, Equatable {
         return .send(oldestQueued, deadline: deadline)
     }
 
-    /// The upstream answered the send.
-    public mutating func sent() -> Outcome {
+    /// The upstream answered the send: the next backoff starts from the first ceiling again.
+    public mutating func sent() {
         failures = 0
-        return .sent
     }
 
     /// The send failed with `error`; `jitter` is a draw in 0...1 for the backoff.
-    public mutating func failed(_ error: UpstreamError, jitter: Double) -> Outcome {
+    public mutating func failed(_ error: UpstreamError, jitter: Double) -> Failure {
         switch error {
         case .refused(let refusal):
             failures = 0
@@ -91,10 +88,11 @@ public struct SendPolicy: Sendable, Equatable {
         }
     }
 
-    /// The upstream has the message, but the copy could not store it: the same key again later
-    /// answers the same message, and storing it is tried then.
-    public func storeFailed() -> Outcome {
-        .retry(after: fullStorageWait, .storageFull)
+    /// What to do after the copy could not store a sent message (or read the outbox): wait, then
+    /// look again. The upstream has the message; the same key again later answers the same
+    /// message, and storing it is tried then.
+    public func storeFailed() -> Action {
+        .wait(fullStorageWait, .storageFull)
     }
 
     /// Whether `wake` ends a wait for `pause`. A backoff ends when the network or syncing comes

@@ -113,12 +113,12 @@ public actor MessageStore {
                   older: OlderPage(chatID: chatID, next: next))
     }
 
-    /// The upstream's answer to a send from here (CONTRACT section 11): the message as it now
+    /// The upstream's answers to sends from here (CONTRACT section 11): each message as it now
     /// has it, carrying its send key, stored in one transaction with its entry leaving the outbox
-    /// (``AppliedBatch/sent``). When its echo came first, the message is there already and the
-    /// entry left then: nothing changes. Never unread; the cursor stays where it is.
-    public func recordSent(_ message: UpstreamMessage, to account: AccountRole, receivedAt: String) throws(StoreError) -> AppliedBatch {
-        try write([message], to: account, receivedAt: receivedAt, cursor: nil, unread: .none, changes: ChatChanges(), older: nil, sentHere: true)
+    /// (``AppliedBatch/sent``). When an echo came first, that message is there already and its
+    /// entry left then: nothing changes for it. Never unread; the cursor stays where it is.
+    public func recordSent(_ messages: [UpstreamMessage], to account: AccountRole, receivedAt: String) throws(StoreError) -> AppliedBatch {
+        try write(messages, to: account, receivedAt: receivedAt, cursor: nil, unread: .none, changes: ChatChanges(), older: nil, sentHere: true)
     }
 
     /// The chats of `account` whose older history is still to fetch, most recently active first.

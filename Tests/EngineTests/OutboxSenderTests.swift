@@ -10,6 +10,8 @@ import Upstream
 /// do), and fails or hangs on request.
 private final class ChatInbox: MessageSending {
     enum Script: Sendable {
+        /// Keep it and answer, as when nothing is scripted.
+        case answer
         /// Refuse or fail before anything is stored.
         case fail(UpstreamError)
         /// Store the message, then lose the answer.
@@ -69,6 +71,80 @@ private final class ChatInbox: MessageSending {
     }
 }
 
+/// The real store, whose next `recordSent` can be held at a gate until the test lets it go.
+private final class HeldRecording: OutboxStore {
+    private let store: MessageStore
+    private struct Gate {
+        var holdNext = false
+        var held: CheckedContinuation<Void, Never>?
+        var arrival: CheckedContinuation<Void, Never>?
+        var batches: [[String]] = []
+    }
+    private let gate = Mutex(Gate())
+
+    init(_ store: MessageStore) {
+        self.store = store
+    }
+
+    func holdNextRecording() { gate.withLock { $0.holdNext = true } }
+
+    /// The texts of each `recordSent` call, in the order called.
+    var batches: [[String]] { gate.withLock { $0.batches } }
+
+    /// Suspends until a held `recordSent` is waiting at the gate.
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            let already = gate.withLock { gate -> Bool in
+                if gate.held != nil { return true }
+                gate.arrival = continuation
+                return false
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    func release() {
+        gate.withLock { gate in
+            defer { gate.held = nil }
+            return gate.held
+        }?.resume()
+    }
+
+    func recordSent(_ messages: [UpstreamMessage], to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch {
+        if gate.withLock({ gate in
+            defer { gate.holdNext = false }
+            gate.batches.append(messages.map(\.text))
+            return gate.holdNext
+        }) {
+            await withCheckedContinuation { continuation in
+                gate.withLock { gate in
+                    defer { gate.arrival = nil }
+                    gate.held = continuation
+                    return gate.arrival
+                }?.resume()
+            }
+        }
+        return try await store.recordSent(messages, to: account, receivedAt: receivedAt)
+    }
+
+    func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
+                 createdAt: String) async throws(StoreError) -> OutboxAdmission {
+        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt)
+    }
+
+    func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry] { try await store.outbox(of: account) }
+
+    func nextToSend(of account: AccountRole, limit: Int) async throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)] {
+        try await store.nextToSend(of: account, limit: limit)
+    }
+
+    func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry? {
+        try await store.setOutboxState(id, to: state, refusal: refusal, endingATry: endingATry)
+    }
+
+    func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval { try await store.discardOutbox(id) }
+}
+
 /// The outbox sender performing `SendPolicy` against a real store, in virtual time.
 @Suite("Outbox sender")
 struct OutboxSenderTests {
@@ -92,9 +168,10 @@ struct OutboxSenderTests {
         let task: Task<Void, Never>
     }
 
-    private func start(_ inbox: ChatInbox, live: @escaping @Sendable () -> Bool = { true }, policy: SendPolicy = SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)))) -> Running {
+    private func start(_ inbox: ChatInbox, live: @escaping @Sendable () -> Bool = { true }, policy: SendPolicy = SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8))),
+                       store: (any OutboxStore)? = nil) -> Running {
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let sender = OutboxSender(store: store, upstream: inbox, policy: policy, environment: EngineEnvironment(clock: clock),
+        let sender = OutboxSender(store: store ?? self.store, upstream: inbox, policy: policy, environment: EngineEnvironment(clock: clock),
                                   liveSession: { live() ? SendSession(token: "token", userId: 42) : nil },
                                   emit: { sink.yield($0) })
         return Running(sender: sender, events: events.makeAsyncIterator(), task: Task { await sender.run() })
@@ -156,6 +233,38 @@ struct OutboxSenderTests {
         #expect(try await storedTexts() == ["hi", "one", "three"])
         #expect(try await storedTexts(chat: 2) == ["yo", "two"])
         #expect(try await store.chats(of: .primary).allSatisfy { $0.unread == 0 }, "what the person wrote is never unread")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theNextMessagesGoWhileTheLastIsStoredAndAreStoredTogetherAfterIt() async throws {
+        try await chats()
+        // All in the line before the sender's first look, so its first read takes them together.
+        var written: [OutboxEntry] = []
+        for text in ["one", "two", "three", "four"] {
+            guard case .queued(let entry) = try await store.enqueue(text, to: 1, of: .primary, requestKey: text, upstreamKey: "lp-\(text)",
+                                                                    createdAt: "2026-12-03T08:00:00.000Z") else { return }
+            written.append(entry)
+        }
+        let inbox = ChatInbox()
+        inbox.next(.answer, .answer, .answer, .hang)  // the fourth stays on its way: all before it were answered
+        let gated = HeldRecording(store)
+        gated.holdNextRecording()
+        var running = start(inbox, store: gated)
+        defer { running.task.cancel() }
+        await gated.waitUntilHeld()
+        await events(of: &running, until: { event in
+            guard case .outbox(let entry, _) = event else { return false }
+            return entry.id == written[3].id && entry.state == .sending
+        })
+        #expect(inbox.kept == ["one", "two", "three"], "two and three sent while one is being stored")
+        #expect(try await store.outbox().map(\.text) == ["one", "two", "three", "four"], "each in the outbox until stored")
+        #expect(await running.sender.entriesBeingSent == Set(written.map(\.id)), "each sending to the page")
+        #expect(try await running.sender.discard(written[0].id) == .sending)
+        gated.release()
+        await events(of: &running, until: left(3))
+        #expect(gated.batches == [["one"], ["two", "three"]], "what was sent meanwhile is stored in one transaction")
+        #expect(try await store.outbox().map(\.text) == ["four"])
+        #expect(try await storedTexts() == ["hi", "one", "two", "three"])
+        #expect(await running.sender.entriesBeingSent == [written[3].id])
     }
 
     @Test func aLostAnswerGoesAgainUnderTheSameKeyAfterABackoffAndTheChatKeepsItOnce() async throws {
@@ -304,12 +413,15 @@ struct OutboxSenderTests {
 
     @Test func aMessageBeingSentCannotBeDeletedButAQueuedOneCan() async throws {
         try await chats()
+        // Both written before the sender's first look: the one behind is in the line it read.
+        guard case .queued(let sending) = try await store.enqueue("on its way", to: 1, of: .primary, requestKey: "a", upstreamKey: "lp-a",
+                                                                  createdAt: "2026-12-03T08:00:00.000Z"),
+              case .queued(let waiting) = try await store.enqueue("behind it", to: 1, of: .primary, requestKey: "b", upstreamKey: "lp-b",
+                                                                  createdAt: "2026-12-03T08:00:00.000Z") else { return }
         let inbox = ChatInbox()
         inbox.next(.hang)
         var running = start(inbox)
         defer { running.task.cancel() }
-        let sending = try await write(running, "on its way")
-        let waiting = try await write(running, "behind it")
         await events(of: &running, until: became(.sending, afterTry: 1))
         #expect(try await running.sender.discard(sending.id) == .sending)
         guard case .removed = try await running.sender.discard(waiting.id) else {

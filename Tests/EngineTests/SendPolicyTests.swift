@@ -33,7 +33,7 @@ struct SendPolicyTests {
         #expect(policy.failed(.timedOut, jitter: 0.5) == .retry(after: .seconds(2), .answerLost), "a draw within 0 ... 4 s")
         #expect(policy.failed(.timedOut, jitter: 0) == .retry(after: .zero, .answerLost))
         #expect(policy.failed(.timedOut, jitter: 1) == .retry(after: .seconds(8), .answerLost), "capped")
-        #expect(policy.sent() == .sent)
+        policy.sent()
         #expect(policy.failures == 0)
         #expect(policy.failed(.timedOut, jitter: 1) == .retry(after: .seconds(1), .answerLost), "the count starts again")
     }
@@ -49,6 +49,12 @@ struct SendPolicyTests {
         var policy = SendPolicy(minimumRateLimitWait: .milliseconds(500))
         #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), jitter: 0) == .retry(after: .seconds(7), .rateLimited))
         #expect(policy.failed(.rateLimited(retryAfter: .milliseconds(10)), jitter: 0) == .retry(after: .milliseconds(500), .rateLimited))
+    }
+
+    @Test func aMessageTheCopyCouldNotStoreWaitsForTheStoreBeforeAnythingElseGoes() {
+        let policy = SendPolicy(fullStorageWait: .seconds(30))
+        #expect(policy.storeFailed() == .wait(.seconds(30), .storageFull))
+        #expect(policy.ends(.storageFull, by: .tryAgain) && !policy.ends(.storageFull, by: .written))
     }
 
     @Test func aRefusedSessionWaitsForSyncingToGoLiveAgain() {

@@ -45,12 +45,13 @@ struct OutboxTests {
         let store = try await storeWithAChat()
         let first = try queued(try await store.enqueue("one", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
         let second = try queued(try await store.enqueue("two", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
-        #expect(try await store.nextToSend(of: .primary)?.entry == first)
+        #expect(try await store.nextToSend(of: .primary, limit: 1).map(\.entry) == [first])
+        #expect(try await store.nextToSend(of: .primary, limit: 10).map(\.entry) == [first, second], "the line, oldest first")
         try await store.setOutboxState(first.id, to: .failed, refusal: SendRefusal(.tooLarge, detail: "too long"))
-        #expect(try await store.nextToSend(of: .primary)?.entry == second)
-        #expect(try await store.nextToSend(of: .linked) == nil, "each account has its own line")
+        #expect(try await store.nextToSend(of: .primary, limit: 1).first?.entry == second)
+        #expect(try await store.nextToSend(of: .linked, limit: 10).isEmpty, "each account has its own line")
         try await store.setOutboxState(second.id, to: .failed, refusal: SendRefusal(.forbidden, detail: "M_FORBIDDEN"))
-        #expect(try await store.nextToSend(of: .primary) == nil, "failed ones wait for Try again")
+        #expect(try await store.nextToSend(of: .primary, limit: 10).isEmpty, "failed ones wait for Try again")
     }
 
     @Test func theSameRequestAgainIsTheFirstAnswerAndAnotherTextUnderItsKeyIsRefused() async throws {
@@ -143,7 +144,7 @@ struct OutboxTests {
         connection.close()
         let store = try MessageStore(location: .file(path))
         #expect(try await store.outbox().map(\.state) == [.queued])
-        #expect(try await store.nextToSend(of: .primary)?.entry.upstreamKey == "lp-kept")
+        #expect(try await store.nextToSend(of: .primary, limit: 1).first?.entry.upstreamKey == "lp-kept")
     }
 
     @Test func outboxIdsAreNeverGivenTwiceEvenAfterTheNewestLeft() async throws {

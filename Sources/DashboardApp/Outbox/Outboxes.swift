@@ -17,12 +17,12 @@ public struct Outboxes: Sendable {
         senders[account]
     }
 
-    /// `entries` as they stand now: the one a sender has on its way is `sending` (the store, which
-    /// they were read from, knows nothing of that).
+    /// `entries` as they stand now: those a sender has on their way (sent and not stored yet
+    /// included) are `sending`; the store, which they were read from, knows nothing of that.
     public func asTheyStand(_ entries: [OutboxEntry]) async -> [OutboxEntry] {
         var beingSent: Set<Int64> = []
         for sender in all {
-            if let id = await sender.entryBeingSent { beingSent.insert(id) }
+            beingSent.formUnion(await sender.entriesBeingSent)
         }
         guard !beingSent.isEmpty else { return entries }
         return entries.map { entry in

@@ -128,19 +128,22 @@ extension MessageStore {
         }
     }
 
-    /// The next entry of `account` to send, its oldest `queued` one (a failed one waits for Try
-    /// again), with its chat as the upstream names it.
-    public func nextToSend(of account: AccountRole) throws(StoreError) -> (entry: OutboxEntry, upstreamChat: String?)? {
+    /// The next entries of `account` to send, its oldest `queued` ones up to `limit` (a failed one
+    /// waits for Try again), each with its chat as the upstream names it.
+    public func nextToSend(of account: AccountRole, limit: Int) throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)] {
+        let entries: [OutboxEntry]
         do {
-            guard let entry = try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: 1).first else {
-                return nil
-            }
-            return (entry, try upstreamChat(of: entry.chatId, account: account))
-        } catch let error as StoreError {
-            throw error
+            entries = try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: limit)
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
+        var upstreamChats: [Int64: String?] = [:]
+        var line: [(entry: OutboxEntry, upstreamChat: String?)] = []
+        for entry in entries {
+            if upstreamChats[entry.chatId] == nil { upstreamChats[entry.chatId] = .some(try upstreamChat(of: entry.chatId, account: account)) }
+            line.append((entry, upstreamChats[entry.chatId] ?? nil))
+        }
+        return line
     }
 
     /// The chat as its upstream names it (a Matrix room id), when the copy knows it.
