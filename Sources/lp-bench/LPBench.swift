@@ -46,11 +46,14 @@ enum LPBench {
                        posting the same messages to it directly (one chat; ten chats over both accounts), and a
                        local echo's time from a click on Send to the page's DOM in headless Chromium
                          --messages 2000  --rounds 5  --clicks 100
+              pixel    publish to pixel: a message published from the page to the built-in simulator until its row
+                       is in the page's DOM, in headless Chromium, one at a time, vs a minimal page long-polling
+                       nginx + Nchan in the same browser     --messages 200
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan, and one table of ratios     --quick for a short run
 
             Debian packages: static needs wrk and nginx-light, fanout nginx-light and libnginx-mod-nchan,
-            ingest and export python3, send chromium; the Matrix ones the Synapse venv .ci/run makes.
+            ingest and export python3, send chromium, pixel chromium, nginx-light and libnginx-mod-nchan; the Matrix ones the Synapse venv .ci/run makes.
             """
 
         func option(_ name: String, in arguments: [String], default value: String) -> String {
@@ -134,6 +137,8 @@ enum LPBench {
                 Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "2000")) ?? 2000,
                                                         rounds: Int(option("--rounds", in: arguments, default: "5")) ?? 5,
                                                         clicks: Int(option("--clicks", in: arguments, default: "100")) ?? 100))
+            case "pixel":
+                Report.printTable(try PixelBenchmark.run(messages: Int(option("--messages", in: arguments, default: "200")) ?? 200))
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

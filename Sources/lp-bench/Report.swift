@@ -33,6 +33,7 @@ enum Report {
         await section("sending through the outbox") {
             try SendBenchmark.run(messages: quick ? 500 : 2000, rounds: quick ? 1 : 5, clicks: quick ? 30 : 100)
         }
+        await section("publish to pixel vs nginx + Nchan, in Chromium") { try PixelBenchmark.run(messages: quick ? 50 : 200) }
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
         await section("10,000 parked polls") { try ParkedPollsBenchmark.run(polls: 10_000) }
         await section("cold start to first page") { try ColdStartBenchmark.run(rounds: quick ? 3 : 10) }
