@@ -52,12 +52,17 @@ struct HTTPSTests {
         return count
     }
 
-    /// Waits (checking every 100 ms, up to 30 s) until the dashboard's requests in flight satisfy `enough`.
+    /// Waits (checking every 100 ms, up to 30 s) until the dashboard's requests in flight satisfy
+    /// `enough`, and returns the count that did. The count seen is returned, not a new one: a held
+    /// sync ends every few seconds, and a second look may fall between two of them.
     private func waitForHelpers(_ dashboard: RunningDashboard, until enough: (Int) -> Bool) async throws -> Int {
-        for _ in 0..<300 where !enough(helpers(of: dashboard)) {
+        var count = helpers(of: dashboard)
+        for _ in 0..<300 {
+            if enough(count) { break }
             try await Task.sleep(for: .milliseconds(100))
+            count = helpers(of: dashboard)
         }
-        return helpers(of: dashboard)
+        return count
     }
 
     @Test func messagesArriveOverHTTPSAndStoppingEndsTheHeldRequestEveryTime() async throws {
