@@ -43,6 +43,7 @@ async function search(text, { retry = false } = {}) {
     list.replaceChildren();
     count.textContent = "";
     again.hidden = true;
+    list.dataset.query = text;
     return;
   }
   const account = $("#search-account").value;
@@ -65,6 +66,7 @@ async function search(text, { retry = false } = {}) {
   again.hidden = true;
   const results = Array.isArray(answer.results) ? answer.results : [];
   list.replaceChildren(...results.map((result) => resultItem(result, account)));
+  list.dataset.query = text; // what the results answer, for tests and benchmarks
   const encrypted = Number.isInteger(answer.encryptedChatsNotSearched) ? answer.encryptedChatsNotSearched : 0;
   count.textContent = countWords(results.length, answer) + (encrypted === 0 ? ""
     : ` ${encrypted === 1 ? "1 encrypted room was" : `${encrypted} encrypted rooms were`} not searched: this dashboard cannot read them.`);

@@ -113,6 +113,12 @@ final class HeadlessChromium {
         }
     }
 
+    /// Types `text` into the focused element as a keyboard's text input does: the page sees a
+    /// trusted `input` event.
+    func insertText(_ text: String) throws {
+        _ = try call("Input.insertText", ["text": text])
+    }
+
     /// Sends one DevTools command and waits for its answer; events in between are dropped.
     private func call(_ method: String, _ parameters: [String: Any], inSession: Bool = true) throws -> [String: Any] {
         nextId += 1
