@@ -83,12 +83,24 @@ final class HeadlessChromium {
         try waitUntil("location.href !== 'about:blank' && document.readyState === 'complete'", what: "\(url) loaded")
     }
 
-    /// Asks `condition` (a script giving a boolean) every 10 ms until it holds, for `seconds` at most.
-    func waitUntil(_ condition: String, what: String, seconds: Double = 15) throws {
+    /// Starts opening `url` in the tab and returns at once (the answer comes when the navigation starts).
+    func startNavigation(to url: String) throws {
+        _ = try call("Page.navigate", ["url": url])
+    }
+
+    /// Every request from now on goes to the server: nothing comes from the browser's cache.
+    func disableCache() throws {
+        _ = try call("Network.enable", [:])
+        _ = try call("Network.setCacheDisabled", ["cacheDisabled": true])
+    }
+
+    /// Asks `condition` (a script giving a boolean) every `interval` seconds until it holds, for
+    /// `seconds` at most.
+    func waitUntil(_ condition: String, what: String, seconds: Double = 15, interval: Double = 0.01) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if (try? evaluate(condition)) as? Bool == true { return }
-            usleep(10_000)
+            usleep(useconds_t(interval * 1_000_000))
         }
         throw BenchError("timed out waiting for \(what)")
     }

@@ -22,6 +22,10 @@ enum LPBench {
               typing   search as you type: two-word queries typed into the page's search box a character at a time
                        in headless Chromium, on that store; each keystroke to its results in the DOM
                          --messages 1000000  --queries 100
+              cold-page
+                       a cold page on that store in headless Chromium: the newest messages painted (LCP) and a first
+                       click handled, vs the same page as drawn, scripts out, as a static file from nginx
+                         --messages 1000000  --rounds 10
               export   GET /api/export of that store from the release dashboard: messages/s and RSS growth,
                        vs Python sqlite3 + json writing the same lines     --messages 1000000  --rounds 3
               fanout   one message to N parked polls, the dashboard (whole pipeline, then the feed alone)
@@ -56,7 +60,7 @@ enum LPBench {
                        nginx + Nchan, and one table of ratios     --quick for a short run
 
             Debian packages: static needs wrk and nginx-light, fanout nginx-light and libnginx-mod-nchan,
-            ingest and export python3, send and typing chromium, pixel chromium, nginx-light and libnginx-mod-nchan; the Matrix ones the Synapse venv .ci/run makes.
+            ingest and export python3, send and typing chromium, cold-page chromium and nginx-light, pixel chromium, nginx-light and libnginx-mod-nchan; the Matrix ones the Synapse venv .ci/run makes.
             """
 
         func option(_ name: String, in arguments: [String], default value: String) -> String {
@@ -120,6 +124,9 @@ enum LPBench {
             case "typing":
                 let corpus = try await HistoryBenchmark.Corpus(messages: Int(option("--messages", in: arguments, default: "1000000")) ?? 1_000_000)
                 Report.printTable(try TypingBenchmark.run(corpus: corpus, queries: Int(option("--queries", in: arguments, default: "100")) ?? 100))
+            case "cold-page":
+                let corpus = try await HistoryBenchmark.Corpus(messages: Int(option("--messages", in: arguments, default: "1000000")) ?? 1_000_000)
+                Report.printTable(try ColdPageBenchmark.run(corpus: corpus, rounds: Int(option("--rounds", in: arguments, default: "10")) ?? 10))
             case "export":
                 let corpus = try await HistoryBenchmark.Corpus(messages: Int(option("--messages", in: arguments, default: "1000000")) ?? 1_000_000)
                 try HistoryBenchmark.export(corpus: corpus, rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3)

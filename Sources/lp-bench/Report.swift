@@ -24,11 +24,12 @@ enum Report {
         await section("ingest vs Python sqlite3") {
             try await IngestBenchmark.run(batches: quick ? 200 : 1000, batchSize: 200, rounds: quick ? 1 : 3, singleCommits: quick ? 1000 : 5000)
         }
-        await section("search, search as you type and export of a million stored messages") {
+        await section("search, search as you type, export and a cold page on a million stored messages") {
             let corpus = try await HistoryBenchmark.Corpus(messages: quick ? 200_000 : 1_000_000)
             return try await HistoryBenchmark.search(corpus: corpus, queries: quick ? 50 : 200, likeQueries: quick ? 5 : 20)
                 + HistoryBenchmark.export(corpus: corpus, rounds: quick ? 1 : 3)
                 + TypingBenchmark.run(corpus: corpus, queries: quick ? 10 : 30)
+                + ColdPageBenchmark.run(corpus: corpus, rounds: quick ? 3 : 10)
         }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
         await section("sending through the outbox") {
