@@ -29,6 +29,8 @@ struct SearchTests {
         _ = try await store.apply(said(["Lunch at the café?", "Coffee later", "The CAFE is closed", "lunchbox"]), to: .primary, receivedAt: now)
         #expect(Set(try await found(store, "cafe ")) == [1, 3])
         #expect(Set(try await found(store, "lun")) == [1, 4], "as you type: a prefix")
+        #expect(try await found(store, "l").isEmpty, "one letter typed is a word of one letter, not every word that starts so")
+        #expect(Set(try await found(store, "l*")) == [1, 2, 4], "unless it asks for a prefix")
         #expect(try await found(store, "lunch ") == [1], "a finished word is whole")
         #expect(try await found(store, "\"cafe is\"") == [3], "a phrase")
         #expect(Set(try await found(store, "coffee OR closed")) == [2, 3])

@@ -3,7 +3,9 @@ import Foundation
 /// What a person typed into the search box, read into an FTS5 query that cannot be misread.
 ///
 /// Words match words, accents and case folded; the last word, while it is being typed, matches
-/// as a prefix ("lun" finds "lunch"), and so does any word ending in `*`. `"two words"` is a
+/// as a prefix from its second letter on ("lun" finds "lunch"; "l" alone is the word "l", since
+/// every word that starts with one letter is a large part of a big copy), and so does any word
+/// ending in `*`. `"two words"` is a
 /// phrase; `OR`, `AND` and `NOT` (in capitals) and parentheses combine. Every word reaches FTS5
 /// quoted, so nothing a person types is FTS5 syntax by accident; what cannot be read is a
 /// ``SearchQueryError`` that says why in plain words.
@@ -24,6 +26,8 @@ public struct SearchQuery: Sendable, Equatable {
     }
 
     public static let maximumLength = 200
+    /// The fewest letters of a word being typed that match as a prefix.
+    static let shortestTypedPrefix = 2
 
     public init(_ text: String) throws(SearchQueryError) {
         guard text.count <= Self.maximumLength else { throw .tooLong }
@@ -85,7 +89,7 @@ public struct SearchQuery: Sendable, Equatable {
                 let typing = end == text.endIndex
                 let words = Self.words(in: Substring(starred ? String(raw.dropLast()) : raw))
                 for (position, word) in words.enumerated() {
-                    let prefix = position == words.count - 1 && (starred || typing)
+                    let prefix = position == words.count - 1 && (starred || (typing && word.count >= Self.shortestTypedPrefix))
                     add(operand: Self.quoted(word) + (prefix ? "*" : ""))
                     terms.append(Term(folded: Self.fold(word), prefix: prefix))
                 }
