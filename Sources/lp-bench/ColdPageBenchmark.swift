@@ -8,7 +8,7 @@ import Foundation
 /// sheet and served by nginx.
 enum ColdPageBenchmark {
     static func run(corpus: HistoryBenchmark.Corpus, rounds: Int) throws -> [ReportLine] {
-        let (child, endpoint) = try startDashboard(arguments: ["--db", corpus.path, "--upstream", "http://127.0.0.1:9/"])
+        let (child, endpoint) = try corpus.startDashboard()
         defer { child.stop() }
         let browser = try HeadlessChromium()
         try browser.disableCache()

@@ -36,6 +36,12 @@ enum HistoryBenchmark {
             try? FileManager.default.removeItem(atPath: folder)
         }
 
+        /// The release dashboard on this store, reading it: its upstream is a port where nothing
+        /// listens, so nothing is synced into the copy while it is measured.
+        func startDashboard() throws -> (ChildProcess, endpoint: BenchEndpoint) {
+            try lp_bench.startDashboard(arguments: ["--db", path, "--upstream", "http://127.0.0.1:9/"])
+        }
+
         /// Pronounceable nonsense, 2 to 4 syllables.
         private static func word(_ random: inout SeededGenerator) -> String {
             let onsets = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "ch", "sh", "tr", "pl"]
@@ -144,7 +150,7 @@ enum HistoryBenchmark {
     static func export(corpus: Corpus, rounds: Int) throws -> [ReportLine] {
         guard let python = findExecutable("python3") else { throw BenchError("python3 not found") }
         // Port 9 (discard) refuses: nothing syncs, the export reads the store alone.
-        let (dashboard, endpoint) = try startDashboard(arguments: ["--db", corpus.path, "--upstream", "http://127.0.0.1:9/"])
+        let (dashboard, endpoint) = try corpus.startDashboard()
         defer { dashboard.stop() }
         _ = try endpoint.get("/api/chats?account=primary")
         var rates: [Double] = [], growths: [Double] = [], pythonRates: [Double] = []

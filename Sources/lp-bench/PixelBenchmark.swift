@@ -94,8 +94,7 @@ enum PixelBenchmark {
                 const at = await shown;
                 if (number >= \(warmUp)) runs.push([started, at]);
               }
-              // The poll answers' ends are known once the responses are read.
-              await new Promise((resolve) => setTimeout(resolve, 50));
+              // Each row came from a poll answer read in full, so its Resource Timing entry is there already.
               const ends = performance.getEntriesByType('resource').filter((entry) => entry.name.includes(\(SendBenchmark.jsonText(poll))))
                 .map((entry) => entry.responseEnd).sort((a, b) => a - b);
               return runs.map(([started, at]) => {

@@ -8,7 +8,7 @@ import Foundation
 /// answers in `data-query`); the next character is typed once they are.
 enum TypingBenchmark {
     static func run(corpus: HistoryBenchmark.Corpus, queries: Int) throws -> [ReportLine] {
-        let (child, endpoint) = try startDashboard(arguments: ["--db", corpus.path, "--upstream", "http://127.0.0.1:9/"])
+        let (child, endpoint) = try corpus.startDashboard()
         defer { child.stop() }
         let browser = try HeadlessChromium()
         try browser.navigate(to: "http://127.0.0.1:\(endpoint.port)/?token=\(endpoint.token ?? "")")
