@@ -45,3 +45,19 @@ extension UpstreamMessage {
         self.init(id: id, chatId: chatId, sender: sender, text: text, sentAt: sentAt, chatName: chatName, sendKey: sendKey)
     }
 }
+
+/// The answer to `POST /v1/messages`: `{"id": n}`, read on every send without `JSONDecoder`.
+struct SentAnswer {
+    var id: Int64
+
+    init(json bytes: [UInt8]) throws {
+        var reader = JSONReader(bytes)
+        var id: Int64?
+        try reader.readObject { reader, key in
+            if key == "id" { id = try reader.readInt64() } else { try reader.skipValue() }
+        }
+        try reader.finish()
+        guard let id else { throw reader.error("no id") }
+        self.id = id
+    }
+}

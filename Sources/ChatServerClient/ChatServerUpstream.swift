@@ -69,15 +69,14 @@ public final class ChatServerUpstream: UpstreamAPI, MessageSending {
 
     /// `POST /v1/messages` (CONTRACT section 11): the answer's id, and the message as the
     /// protocol's poll will bring it back (its own sender, the key it went under).
-    public func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
-        struct Answer: Decodable { var id: Int64 }
+    public func send(_ message: OutgoingMessage, token: String, deadline: Duration) async throws(UpstreamError) -> UpstreamMessage {
         var body = JSONWriter(capacity: 64 + message.text.utf8.count)
         body.raw(#"{"userId":"#); body.number(message.userId)
         body.raw(#","chatId":"#); body.number(message.chatId)
         body.raw(#","text":"#); body.string(message.text)
         body.raw("}")
-        let answer: Answer = try await call("POST", "/v1/messages", token: token, body: body.bytes, headers: ["Idempotency-Key": message.key],
-                                            refusals: true)
+        let answer = try await call("POST", "/v1/messages", token: token, body: body.bytes, headers: ["Idempotency-Key": message.key],
+                                    timeout: deadline, refusals: true, decode: SentAnswer.init(json:))
         return UpstreamMessage(id: answer.id, chatId: message.chatId, sender: UpstreamMessage.ownSender, text: message.text,
                                sentAt: message.writtenAt, sendKey: message.key)
     }

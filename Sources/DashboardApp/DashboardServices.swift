@@ -83,7 +83,7 @@ public struct DashboardServices: Sendable {
         if let sending {
             for account in upstream.features.linkedAccount ? AccountRole.allCases : [.primary] {
                 senders[account] = OutboxSender(store: store, upstream: sending, account: account,
-                                                liveSession: { await engine.sendSession(for: account) }, emit: { sink.yield($0) })
+                                                liveSession: { [session = engine.liveSession] in session.sending(as: account) }, emit: { sink.yield($0) })
             }
         }
         let outboxes = Outboxes(senders)
@@ -94,7 +94,7 @@ public struct DashboardServices: Sendable {
         let registry = ErrorRegistry(presenter: FeedPresenter(feed: feed), attempter: attempter, clock: registryClock)
         // Older history rides on the engine's session and tells the page through the same stream.
         let history = olderHistory.map { upstream in
-            HistoryFetcher(store: store, upstream: upstream, liveSession: { await engine.liveToken() }, emit: { sink.yield($0) })
+            HistoryFetcher(store: store, upstream: upstream, liveSession: { [session = engine.liveSession] in session.token }, emit: { sink.yield($0) })
         }
         let hub = DashboardHub(feed: feed, registry: registry, attempter: attempter, history: history, outboxes: outboxes)
         // The hub publishes to the feed, whose polls are answered on the loop: it runs there too.

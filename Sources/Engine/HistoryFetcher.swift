@@ -26,7 +26,7 @@ public actor HistoryFetcher {
     private let upstream: any OlderHistory
     private let account: AccountRole
     /// The engine's token while syncing is live, else nil.
-    private let liveSession: @Sendable () async -> String?
+    private let liveSession: @Sendable () -> String?
     private let environment: EngineEnvironment
     private let emit: @Sendable (EngineEvent) -> Void
     private var policy: HistoryPolicy
@@ -48,7 +48,7 @@ public actor HistoryFetcher {
     private typealias Fetched = (page: Result<OlderHistoryPage, UpstreamError>, took: Duration)
 
     public init(store: any HistoryStore, upstream: any OlderHistory, account: AccountRole = .primary, policy: HistoryPolicy = HistoryPolicy(),
-                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () async -> String?,
+                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () -> String?,
                 emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.store = store
         self.upstream = upstream
@@ -91,7 +91,7 @@ public actor HistoryFetcher {
     }
 
     private func nextAction() async -> HistoryPolicy.Action {
-        let token = await liveSession()
+        let token = liveSession()
         let pending: [HistoryStart]
         do {
             pending = token == nil ? [] : try await store.pendingHistory(of: account)
@@ -109,7 +109,7 @@ public actor HistoryFetcher {
     /// Fetches and stores the page of at most `limit` events before `start`; what to wait for
     /// after a failure, if any.
     private func fetch(_ start: HistoryStart, limit: Int) async -> HistoryPolicy.Action? {
-        guard let token = await liveSession() else { return nil }
+        guard let token = liveSession() else { return nil }
         let position = HistoryPosition(chatId: start.chatId, upstreamChat: start.upstreamChat, token: start.position)
         let fetched: Fetched
         if let ahead, ahead.position == position {

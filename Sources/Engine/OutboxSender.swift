@@ -62,7 +62,7 @@ public actor OutboxSender {
     private let upstream: any MessageSending
     private let account: AccountRole
     /// The session while syncing is live, else nil.
-    private let liveSession: @Sendable () async -> SendSession?
+    private let liveSession: @Sendable () -> SendSession?
     private let environment: EngineEnvironment
     private let emit: @Sendable (EngineEvent) -> Void
     private var policy: SendPolicy
@@ -91,7 +91,7 @@ public actor OutboxSender {
     private let log = Logger("outbox")
 
     public init(store: any OutboxStore, upstream: any MessageSending, account: AccountRole = .primary, policy: SendPolicy = SendPolicy(),
-                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () async -> SendSession?,
+                environment: EngineEnvironment = EngineEnvironment(), liveSession: @escaping @Sendable () -> SendSession?,
                 emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.store = store
         self.upstream = upstream
@@ -144,7 +144,7 @@ public actor OutboxSender {
         emit(.outbox(entry))
         line = []  // read again, so it goes in its place, the oldest first
         // Not live: it goes by itself once syncing is, and the person need not wait for that.
-        guard await liveSession() != nil else { return .queued }
+        guard liveSession() != nil else { return .queued }
         var waiters = tryWaiters[id] ?? Waiters()
         let waiterID = waiters.makeID()
         tryWaiters[id] = waiters
@@ -211,7 +211,7 @@ public actor OutboxSender {
         }
         guard let next = line.first else { return (policy.next(live: false, oldestQueued: nil), nil, nil) }
         entryBeingSent = next.entry.id
-        let session = await liveSession()
+        let session = liveSession()
         let action = policy.next(live: session != nil, oldestQueued: next.entry)
         if case .send = action {
             line.removeAll { $0.entry.id == next.entry.id }
@@ -221,7 +221,8 @@ public actor OutboxSender {
         return (action, session, next.upstreamChat)
     }
 
-    /// One try of `entry`, `sending` from now until its outcome is stored.
+    /// One try of `entry`, `sending` from now until its outcome is stored. The upstream cuts the
+    /// request at `deadline` itself (its transport's timer), and no answer by then is a lost answer.
     private func send(_ entry: OutboxEntry, to upstreamChat: String?, deadline: Duration, session: SendSession) async {
         entryBeingSent = entry.id
         defer { entryBeingSent = nil }
@@ -231,13 +232,11 @@ public actor OutboxSender {
         emit(.outbox(sending))
         let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)
-        switch await Self.sendWithin(deadline, clock: environment.clock, { [upstream] () async throws(UpstreamError) -> UpstreamMessage in
-            try await upstream.send(message, token: session.token)
-        }) {
-        case .success(let sent):
+        do throws(UpstreamError) {
+            let sent = try await upstream.send(message, token: session.token, deadline: deadline)
             policy.sent()
             storeBehind(sent, for: sending)
-        case .failure(let error):
+        } catch {
             if error != .cancelled { log.info("message \(entry.id) (try \(sending.attempts)): \(error)") }
             line = []  // an entry not sent goes first again, in its place
             await perform(policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53)), for: sending)
@@ -316,36 +315,5 @@ public actor OutboxSender {
         // The run's own cancellation ends the wait too.
         await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
         (self.sleeper, waitingFor) = (nil, nil)
-    }
-
-    /// `call`, or `.timedOut` once `deadline` has passed on `clock` (the call is then cancelled,
-    /// which closes its connection).
-    static func sendWithin(_ deadline: Duration, clock: any Clock<Duration>,
-                           _ call: @escaping @Sendable () async throws(UpstreamError) -> UpstreamMessage) async -> Result<UpstreamMessage, UpstreamError> {
-        await withTaskGroup(of: Result<UpstreamMessage, UpstreamError>?.self) { group in
-            group.addTask {
-                do throws(UpstreamError) {
-                    return .success(try await call())
-                } catch {
-                    return .failure(error)
-                }
-            }
-            group.addTask {
-                do {
-                    try await clock.sleep(for: deadline)
-                    return .failure(.timedOut)
-                } catch {
-                    return nil  // cancelled: the call ended first
-                }
-            }
-            var outcome: Result<UpstreamMessage, UpstreamError> = .failure(.cancelled)
-            for await result in group {
-                guard let result else { continue }
-                outcome = result
-                group.cancelAll()
-                break
-            }
-            return outcome
-        }
     }
 }

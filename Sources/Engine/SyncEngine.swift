@@ -38,11 +38,14 @@ public actor SyncEngine {
     var behindAccounts: [AccountRole] = []
 
     // What the cycle knows.
-    private var statusBoard: StatusBoard
+    private var statusBoard: StatusBoard { didSet { publishLiveSession() } }
     var status: ConnectionStatus { statusBoard.status }
     private var counters = EngineCounters()
-    var token: String?
-    private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil)
+    var token: String? { didSet { publishLiveSession() } }
+    private var accounts = AccountIDs(primaryUserId: nil, linkedUserId: nil) { didSet { publishLiveSession() } }
+    /// The token while live and the accounts, for the work that rides on the session, readable
+    /// without waiting for this actor.
+    public nonisolated let liveSession = LiveSession()
     /// Which stored messages are history, which were missed while away, which are live.
     var deliveries = DeliveryRules()
     private var problemBoard = ProblemBoard()
@@ -170,18 +173,11 @@ public actor SyncEngine {
     }
 
     /// The session's token while syncing is live, else nil: background work that rides on the
-    /// engine's session (history) goes on only then.
+    /// engine's session (history, sending) goes on only then. It reads it from `liveSession`.
     public func liveToken() -> String? { status.state == .live ? token : nil }
 
-    /// Who `account` sends as while syncing is live, else nil (the sender waits then: offline,
-    /// backing off and stopped are all "not yet").
-    public func sendSession(for account: AccountRole) -> SendSession? {
-        guard let token = liveToken() else { return nil }
-        let userId = switch account {
-        case .primary: accounts.primaryUserId
-        case .linked: accounts.linkedUserId
-        }
-        return userId.map { SendSession(token: token, userId: $0) }
+    private func publishLiveSession() {
+        liveSession.update(token: liveToken(), accounts: accounts)
     }
 
     // MARK: Performing what the policy decides

@@ -243,7 +243,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     /// transaction id, which the homeserver keeps per device, so a send whose answer was lost goes
     /// again under it and is stored once. Its echo in `/sync` carries the same id
     /// (`unsigned.transaction_id`) and the event id returned here.
-    public func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
+    public func send(_ message: OutgoingMessage, token: String, deadline: Duration) async throws(UpstreamError) -> UpstreamMessage {
         guard let roomID = message.upstreamChat ?? state.withLock({ $0.rooms[message.chatId] }) else {
             throw .refused(SendRefusal(.chatGone, detail: "this dashboard does not know the room of chat \(message.chatId)"))
         }
@@ -253,7 +253,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         }
         let body = (try? JSONSerialization.data(withJSONObject: ["msgtype": "m.text", "body": message.text])) ?? Data()
         let sent: Sent = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/send/m.room.message/\(Self.encode(message.key))",
-                                        token: token, body: Array(body), refusals: true)
+                                        token: token, body: Array(body), timeout: deadline, refusals: true)
         var stored = UpstreamMessage(id: 0, chatId: message.chatId, sender: user, text: message.text, sentAt: message.writtenAt,
                                      eventId: sent.eventId, sendKey: message.key)
         stored.chatEncrypted = state.withLock { $0.members.isEncrypted(roomID) }

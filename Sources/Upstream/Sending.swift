@@ -5,8 +5,10 @@ public protocol MessageSending: Sendable {
     /// Sends `message`; the message as the upstream now has it (its id, or its event id).
     ///
     /// A refusal that trying again will not change is ``UpstreamError/refused(_:)``; every other
-    /// failure may have reached the upstream or not, and the same key goes again.
-    func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage
+    /// failure may have reached the upstream or not, and the same key goes again. No answer
+    /// within `deadline` is ``UpstreamError/timedOut``: the request is cut where it is made (the
+    /// transport's own timer), which costs a send no second task racing it.
+    func send(_ message: OutgoingMessage, token: String, deadline: Duration) async throws(UpstreamError) -> UpstreamMessage
 }
 
 /// What the person wrote, on its way to the upstream.

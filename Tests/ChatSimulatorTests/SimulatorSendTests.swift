@@ -103,4 +103,24 @@ struct SimulatorSendTests {
         #expect(try id(again) == 1)
         #expect(await simulator.written().map(\.text) == ["cut"])
     }
+
+    /// Over a real socket: the client cuts a send at the deadline it is given, and the same key
+    /// sent again is the one message, whatever the cut request did meanwhile.
+    @Test func aSendPastItsDeadlineIsCutThereAndItsKeyAgainKeepsTheMessageOnce() async throws {
+        let loop = try EventLoop(name: "send-deadline-test")
+        let server = try await SimulatorServer.start(loop: loop)
+        let upstream = ChatServerUpstream(baseURL: URL(string: server.url)!, loop: loop)
+        let session = try await upstream.createSession()
+        let message = OutgoingMessage(userId: session.primaryUserId, chatId: 2, text: "late", key: "k-late", writtenAt: "2026-12-03T08:00:00.000Z")
+        await server.simulator.setFaults(FaultSettings(mode: .slow, delay: .seconds(5)))
+        await #expect(throws: UpstreamError.timedOut) {
+            try await upstream.send(message, token: session.token, deadline: .milliseconds(200))
+        }
+        await server.simulator.setFaults(FaultSettings(mode: .none))
+        let sent = try await upstream.send(message, token: session.token, deadline: .seconds(10))
+        #expect(sent.sendKey == "k-late")
+        #expect(await server.simulator.written().map(\.text) == ["late"])
+        await server.server.shutdown(gracePeriod: .milliseconds(100))
+        await loop.shutdown()
+    }
 }

@@ -7,7 +7,8 @@ import Testing
 import Upstream
 
 /// An upstream that takes messages in memory, keeps each key once (as the protocol and Matrix
-/// do), and fails or hangs on request.
+/// do), and fails or hangs on request. Like the real ones, it keeps the deadline each send is
+/// given: a request that hangs is cut then, on the test's clock.
 private final class ChatInbox: MessageSending {
     enum Script: Sendable {
         /// Keep it and answer, as when nothing is scripted.
@@ -16,23 +17,26 @@ private final class ChatInbox: MessageSending {
         case fail(UpstreamError)
         /// Store the message, then lose the answer.
         case loseAnswer(UpstreamError)
-        /// Never answer (until the call is cancelled).
+        /// No answer: the request is cut at its deadline (`.timedOut`), or when it is cancelled.
         case hang
     }
 
     private struct State {
         var script: [Script] = []
         var calls: [OutgoingMessage] = []
+        var deadlines: [Duration] = []
         var stored: [String: UpstreamMessage] = [:]
         var order: [String] = []
         var tokens: [String] = []
     }
 
     private let state = Mutex(State())
+    private let clock: ManualClock
     /// Called with the message the upstream just kept, before it answers (an echo through sync).
     let onStored: @Sendable (UpstreamMessage) async -> Void
 
-    init(onStored: @escaping @Sendable (UpstreamMessage) async -> Void = { _ in }) {
+    init(clock: ManualClock, onStored: @escaping @Sendable (UpstreamMessage) async -> Void = { _ in }) {
+        self.clock = clock
         self.onStored = onStored
     }
 
@@ -42,20 +46,24 @@ private final class ChatInbox: MessageSending {
     /// What the chat holds, in the order it was kept.
     var kept: [String] { state.withLock { state in state.order.map { state.stored[$0]!.text } } }
     var tokens: [String] { state.withLock { $0.tokens } }
+    /// The deadline each call was given.
+    var deadlines: [Duration] { state.withLock { $0.deadlines } }
 
-    func send(_ message: OutgoingMessage, token: String) async throws(UpstreamError) -> UpstreamMessage {
+    func send(_ message: OutgoingMessage, token: String, deadline: Duration) async throws(UpstreamError) -> UpstreamMessage {
         let step = state.withLock { state -> Script? in
             state.calls.append(message)
+            state.deadlines.append(deadline)
             state.tokens.append(token)
             return state.script.isEmpty ? nil : state.script.removeFirst()
         }
         if case .fail(let error) = step { throw error }
         if case .hang = step {
             do {
-                try await Task.sleep(for: .seconds(3600))
+                try await clock.sleep(for: deadline)
             } catch {
                 throw .cancelled
             }
+            throw .timedOut
         }
         let (kept, isNew) = state.withLock { state -> (UpstreamMessage, Bool) in
             if let earlier = state.stored[message.key] { return (earlier, false) }
@@ -218,7 +226,7 @@ struct OutboxSenderTests {
 
     @Test func messagesGoOneAtATimeOldestFirstEachUnderItsOwnKeyAndLeaveTheOutbox() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         var running = start(inbox)
         defer { running.task.cancel() }
         let first = try await write(running, "one")
@@ -244,7 +252,7 @@ struct OutboxSenderTests {
                                                                     createdAt: "2026-12-03T08:00:00.000Z") else { return }
             written.append(entry)
         }
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.answer, .answer, .answer, .hang)  // the fourth stays on its way: all before it were answered
         let gated = HeldRecording(store)
         gated.holdNextRecording()
@@ -269,7 +277,7 @@ struct OutboxSenderTests {
 
     @Test func aLostAnswerGoesAgainUnderTheSameKeyAfterABackoffAndTheChatKeepsItOnce() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.loseAnswer(.unreachable("connection reset")))
         var running = start(inbox)
         defer { running.task.cancel() }
@@ -286,16 +294,16 @@ struct OutboxSenderTests {
         #expect(try await storedTexts() == ["hi", "hello"])
     }
 
-    @Test func aRequestPastItsDeadlineIsCutAndCountsAsALostAnswer() async throws {
+    @Test func eachRequestCarriesTheSendersDeadlineAndOneCutThereGoesAgainUnderItsKey() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.hang)
         var running = start(inbox, policy: SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8)), deadline: .seconds(20)))
         defer { running.task.cancel() }
         let entry = try await write(running, "slow")
         await events(of: &running, until: became(.sending, afterTry: 1))
         await clock.waitForSleepers(1)
-        #expect(clock.nextDeadline == .seconds(20), "the request's own deadline")
+        #expect(clock.nextDeadline == .seconds(20), "the request's own deadline, not the sync's")
         clock.advance(by: .seconds(20))
         await events(of: &running, until: became(.queued, afterTry: 1))
         await clock.waitForSleepers(1)
@@ -303,11 +311,12 @@ struct OutboxSenderTests {
         await events(of: &running, until: left(1))
         #expect(inbox.keysCalled == [entry.upstreamKey, entry.upstreamKey])
         #expect(inbox.kept == ["slow"])
+        #expect(inbox.deadlines == [.seconds(20), .seconds(20)], "every try under the sender's deadline")
     }
 
     @Test func whileSyncingIsNotLiveEntriesStayQueuedAndSyncingGoingLiveSendsThemAtOnce() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         let live = Mutex(false)
         var running = start(inbox, live: { live.withLock { $0 } })
         defer { running.task.cancel() }
@@ -323,7 +332,7 @@ struct OutboxSenderTests {
 
     @Test func aNewMessageDoesNotCutABackoffShortButSyncingComingBackDoes() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.fail(.unreachable("refused")), .fail(.unreachable("refused")), .fail(.unreachable("refused")))
         var running = start(inbox, policy: SendPolicy(backoff: Backoff(base: .seconds(8), cap: .seconds(8))))
         defer { running.task.cancel() }
@@ -342,7 +351,7 @@ struct OutboxSenderTests {
 
     @Test func aRefusalFailsTheEntryAndEachTryAgainIsOneRealTry() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         let forbidden = SendRefusal(.forbidden, detail: "not allowed here")
         inbox.next(.fail(.refused(forbidden)), .fail(.refused(forbidden)))
         var running = start(inbox)
@@ -366,7 +375,7 @@ struct OutboxSenderTests {
 
     @Test func aRateLimitIsWaitedOutWhateverWakesTheSender() async throws {
         try await chats()
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.fail(.rateLimited(retryAfter: .seconds(9))))
         var running = start(inbox)
         defer { running.task.cancel() }
@@ -388,7 +397,7 @@ struct OutboxSenderTests {
         // Still in the outbox, as a send cut short by the process stopping leaves it.
         guard case .queued = try await store.enqueue("in flight", to: 1, of: .primary, requestKey: "r", upstreamKey: "lp-kept",
                                                      createdAt: "2026-12-03T08:00:00.000Z") else { return }
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         var running = start(inbox)
         defer { running.task.cancel() }
         await events(of: &running, until: left(1))
@@ -400,7 +409,7 @@ struct OutboxSenderTests {
         try await chats()
         let store = self.store
         // The sync brings the message back (with its key) before the send's answer arrives.
-        let inbox = ChatInbox(onStored: { echo in
+        let inbox = ChatInbox(clock: clock, onStored: { echo in
             _ = try? await store.apply([echo], to: .primary, receivedAt: "2026-12-03T08:00:01.000Z", cursor: String(echo.id))
         })
         var running = start(inbox)
@@ -418,7 +427,7 @@ struct OutboxSenderTests {
                                                                   createdAt: "2026-12-03T08:00:00.000Z"),
               case .queued(let waiting) = try await store.enqueue("behind it", to: 1, of: .primary, requestKey: "b", upstreamKey: "lp-b",
                                                                   createdAt: "2026-12-03T08:00:00.000Z") else { return }
-        let inbox = ChatInbox()
+        let inbox = ChatInbox(clock: clock)
         inbox.next(.hang)
         var running = start(inbox)
         defer { running.task.cancel() }
