@@ -15,7 +15,6 @@ enum ColdPageBenchmark {
         let dashboard = "http://127.0.0.1:\(endpoint.port)/"
         // The access token once (it becomes a cookie); from then on the page is opened as a person reopens it.
         try browser.navigate(to: dashboard + "?token=\(endpoint.token ?? "")")
-        let shown = "document.querySelectorAll('[data-messages-for=\"primary\"] li.message').length >= 10"
         try browser.waitUntil(shown, what: "the newest messages shown")
 
         let root = NSTemporaryDirectory() + "lp-bench-cold-page-\(getpid())"
@@ -54,6 +53,26 @@ enum ColdPageBenchmark {
         ]
     }
 
+    /// The dashboard alone on `corpus`: the median largest contentful paint of `rounds` cold
+    /// openings, and its resident memory after them.
+    static func dashboardOnly(corpus: HistoryBenchmark.Corpus, rounds: Int) throws -> (paint: Double, residentKiB: Int) {
+        let (child, endpoint) = try corpus.startDashboard()
+        defer { child.stop() }
+        let browser = try HeadlessChromium()
+        try browser.disableCache()
+        let dashboard = "http://127.0.0.1:\(endpoint.port)/"
+        try browser.navigate(to: dashboard + "?token=\(endpoint.token ?? "")")
+        try browser.waitUntil(shown, what: "the newest messages shown")
+        var paints: [Double] = []
+        for _ in 0..<rounds {
+            paints.append(try measure(browser, url: dashboard, until: shown, describingTheLoad: false).paint)
+        }
+        return (median(paints), try ProcessStats.read(pid: child.pid).residentKiB)
+    }
+
+    /// The page shows the newest messages.
+    static let shown = "document.querySelectorAll('[data-messages-for=\"primary\"] li.message').length >= 10"
+
     /// One opening of a page, in milliseconds from its navigation's start.
     struct Measure {
         var paint: Double
@@ -64,11 +83,11 @@ enum ColdPageBenchmark {
     /// Two openings of the page: one left alone until its newest messages are painted (an input
     /// ends the browser's largest-contentful-paint record), one clicked as soon as its document has
     /// a body to take the click.
-    private static func measure(_ browser: HeadlessChromium, url: String, until shown: String) throws -> Measure {
+    private static func measure(_ browser: HeadlessChromium, url: String, until shown: String, describingTheLoad: Bool = true) throws -> Measure {
         try open(browser, url)
         try browser.waitUntil(shown, what: "the newest messages in \(url)")
         let paint = try figures(browser, url)[0]
-        if url.hasSuffix("/") { try printLoad(browser) }
+        if describingTheLoad && url.hasSuffix("/") { try printLoad(browser) }
         try open(browser, url)
         try browser.waitUntil("document.body !== null", what: "\(url) begun", interval: 0.002)
         try browser.click(x: 5, y: 5)

@@ -56,11 +56,16 @@ enum LPBench {
               pixel    publish to pixel: a message published from the page to the built-in simulator until its row
                        is in the page's DOM, in headless Chromium, one at a time, vs a minimal page long-polling
                        nginx + Nchan in the same browser     --messages 200
+              growth   how cost grows: search p95, a cold page, the ingest rate and RSS on stores of each size,
+                       and a message's p99 to every poll and RSS under each number of parked polls; a table,
+                       and an SVG chart beside it in --out     --sizes 10000,100000,1000000
+                       --polls 1,10,100,1000,10000  --out .build/lp-bench
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
-                       nginx + Nchan, and one table of ratios     --quick for a short run
+                       nginx + Nchan, and one table of ratios (the growth table and chart in
+                       .build/lp-bench)     --quick for a short run
 
             Debian packages: static needs wrk and nginx-light, fanout nginx-light and libnginx-mod-nchan,
-            ingest and export python3, send and typing chromium, cold-page chromium and nginx-light, pixel chromium, nginx-light and libnginx-mod-nchan; the Matrix ones the Synapse venv .ci/run makes.
+            ingest and export python3, send and typing chromium, cold-page and growth chromium and nginx-light, pixel chromium, nginx-light and libnginx-mod-nchan; the Matrix ones the Synapse venv .ci/run makes.
             """
 
         func option(_ name: String, in arguments: [String], default value: String) -> String {
@@ -152,6 +157,13 @@ enum LPBench {
                                                         clicks: Int(option("--clicks", in: arguments, default: "100")) ?? 100))
             case "pixel":
                 Report.printTable(try PixelBenchmark.run(messages: Int(option("--messages", in: arguments, default: "200")) ?? 200))
+            case "growth":
+                func counts(_ name: String, _ fallback: String) -> [Int] {
+                    option(name, in: arguments, default: fallback).split(separator: ",").compactMap { Int($0) }
+                }
+                Report.printTable(try await GrowthBenchmark.run(storeSizes: counts("--sizes", "10000,100000,1000000"),
+                                                                pollCounts: counts("--polls", "1,10,100,1000,10000"), queries: 100, coldRounds: 5,
+                                                                fanOutRounds: 10, folder: option("--out", in: arguments, default: ".build/lp-bench")))
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

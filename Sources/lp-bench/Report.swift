@@ -24,12 +24,21 @@ enum Report {
         await section("ingest vs Python sqlite3") {
             try await IngestBenchmark.run(batches: quick ? 200 : 1000, batchSize: 200, rounds: quick ? 1 : 3, singleCommits: quick ? 1000 : 5000)
         }
+        let largest = quick ? 200_000 : 1_000_000
+        var corpus: HistoryBenchmark.Corpus?
         await section("search, search as you type, export and a cold page on a million stored messages") {
-            let corpus = try await HistoryBenchmark.Corpus(messages: quick ? 200_000 : 1_000_000)
-            return try await HistoryBenchmark.search(corpus: corpus, queries: quick ? 50 : 200, likeQueries: quick ? 5 : 20)
-                + HistoryBenchmark.export(corpus: corpus, rounds: quick ? 1 : 3)
-                + TypingBenchmark.run(corpus: corpus, queries: quick ? 10 : 30)
-                + ColdPageBenchmark.run(corpus: corpus, rounds: quick ? 3 : 10)
+            let made = try await HistoryBenchmark.Corpus(messages: largest)
+            corpus = made
+            return try await HistoryBenchmark.search(corpus: made, queries: quick ? 50 : 200, likeQueries: quick ? 5 : 20)
+                + HistoryBenchmark.export(corpus: made, rounds: quick ? 1 : 3)
+                + TypingBenchmark.run(corpus: made, queries: quick ? 10 : 30)
+                + ColdPageBenchmark.run(corpus: made, rounds: quick ? 3 : 10)
+        }
+        await section("how cost grows (table and chart in .build/lp-bench)") {
+            // Last among the store's sections: its ingest adds to the largest store.
+            try await GrowthBenchmark.run(storeSizes: quick ? [10_000, largest] : [10_000, 100_000, largest],
+                                          pollCounts: quick ? [1, 100, 1000] : [1, 10, 100, 1000, 10_000], queries: quick ? 50 : 100,
+                                          coldRounds: quick ? 2 : 5, fanOutRounds: quick ? 5 : 10, reuse: corpus, folder: ".build/lp-bench")
         }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
         await section("sending through the outbox") {
