@@ -1,34 +1,47 @@
-// The search card: full-text search of the local copy as the person types (debounced), results
-// as a list with a live count; matches are <mark>ed text nodes, never HTML from the server.
+// The search card: full-text search of the local copy as the person types (each keystroke at
+// once, one request at a time: searchline.js), results as a list with a live count; matches are
+// <mark>ed text nodes, never HTML from the server.
 
 import { getJSON, HttpError } from "./api.js";
 import { openChat } from "./chats.js";
 import { atLeastFloor, withProgress } from "./progress.js";
 import { formatWhen } from "./dates.js";
 import { element } from "./dom.js";
+import { answered, idleLine, typed } from "./searchline.js";
+import { countWords, rankingNote } from "./searchwords.js";
 
 const $ = (selector) => document.querySelector(selector);
 
-const DEBOUNCE_MS = 250;
-let timer = null;
+let line = idleLine;
 let asked = 0; // the newest request: older answers that arrive late are dropped
+
+/** Searches `text` now, or when the search running now is answered (see searchline.js). */
+function ask(text) {
+  const step = typed(line, text);
+  line = step.line;
+  if (step.send !== null) run(step.send);
+}
+
+async function run(text) {
+  try {
+    await search(text);
+  } finally {
+    const step = answered(line);
+    line = step.line;
+    if (step.send !== null) run(step.send);
+  }
+}
 
 export function wireSearch() {
   const field = $("#search-field");
-  const run = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => search(field.value), DEBOUNCE_MS);
-  };
-  field.addEventListener("input", run);
-  $("#search-account").addEventListener("change", run);
+  field.addEventListener("input", () => ask(field.value));
+  $("#search-account").addEventListener("change", () => ask(field.value));
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    clearTimeout(timer);
-    search(field.value);
+    ask(field.value);
   });
   const again = $("#search-again");
   again.addEventListener("click", () => {
-    clearTimeout(timer);
     withProgress(again, () => search(field.value, { retry: true }));
   });
 }
@@ -68,7 +81,7 @@ async function search(text, { retry = false } = {}) {
   list.replaceChildren(...results.map((result) => resultItem(result, account)));
   list.dataset.query = text; // what the results answer, for tests and benchmarks
   const encrypted = Number.isInteger(answer.encryptedChatsNotSearched) ? answer.encryptedChatsNotSearched : 0;
-  count.textContent = countWords(results.length, answer) + (encrypted === 0 ? ""
+  count.textContent = countWords(results.length, answer) + rankingNote(answer) + (encrypted === 0 ? ""
     : ` ${encrypted === 1 ? "1 encrypted room was" : `${encrypted} encrypted rooms were`} not searched: this dashboard cannot read them.`);
 }
 
@@ -79,8 +92,7 @@ export function searchResultChanged(changedAccount, id, { removed = false } = {}
   const shown = $(`#search-results .search-open[data-message="${CSS.escape(String(id))}"]`);
   if (!shown) return;
   if (removed) shown.closest("li").remove();
-  clearTimeout(timer);
-  timer = setTimeout(() => search($("#search-field").value), DEBOUNCE_MS);
+  ask($("#search-field").value);
 }
 
 /** A result opens its chat at the message found. */
@@ -97,14 +109,4 @@ function resultItem({ message, snippet }, account) {
   ]);
   open.addEventListener("click", () => openChat(account, message.chatId, { at: message.id, opener: open, name: chat }));
   return element("li", { className: "search-result" }, [open]);
-}
-
-/** "3 matches", "the best 20 of 1,234 matches", "the best 20 of more than 1,000 matches". */
-export function countWords(shown, { total, totalIsExact }) {
-  if (shown === 0) return "No stored message matches.";
-  const all = Number.isInteger(total) ? total : shown;
-  const plural = (count) => (count === 1 ? "match" : "matches");
-  if (all <= shown && totalIsExact !== false) return `${shown} ${plural(shown)}.`;
-  const size = totalIsExact === false ? `more than ${all.toLocaleString("en")}` : all.toLocaleString("en");
-  return `The best ${shown} of ${size} ${totalIsExact === false ? "matches" : plural(all)}.`;
 }

@@ -136,7 +136,7 @@ struct OutboxTests {
 
     @Test func aFileThatMarkedAnEntrySendingHasItQueuedSoItGoesAgain() async throws {
         let connection = try SQLiteConnection(path: path)
-        try Migrations.migrate(connection, to: Migrations.latestVersion - 1)
+        try Migrations.migrate(connection, to: 17)  // before step 18 queued what was sending
         try connection.execute("""
             INSERT INTO outbox (account, chat_id, text, upstream_key, state, created_at, attempts)
             VALUES (0, 1, 'on its way', 'lp-kept', 'sending', '2026-12-03T08:00:00.000Z', 1)

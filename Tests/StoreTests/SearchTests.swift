@@ -96,6 +96,48 @@ struct SearchTests {
         #expect(try await found(store, "pelicans", .linked) == [2])
     }
 
+    @Test func aStoreFromBeforeThePrefixIndexIsIndexedAgainAsItWasAndFindsWhatItFoundBefore() async throws {
+        let connection = try SQLiteConnection(path: path)
+        try Migrations.migrate(connection, to: 18)
+        // As step 18 left it: texts as shown (an edit's newest words), each indexed under id * 2 +
+        // account, and an encrypted placeholder never indexed.
+        try connection.execute("""
+            INSERT INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size, kind, original_text, edited_at)
+            VALUES (0, 1, 1, 'bob', 'lunch at noon', 'x', 'y', 80, 'text', NULL, NULL),
+                   (0, 2, 1, 'bob', 'dinner instead', 'x', 'y', 80, 'text', 'breakfast first', 'z'),
+                   (1, 3, 1, 'bob', 'lunchbox for the linked one', 'x', 'y', 80, 'text', NULL, NULL),
+                   (0, 4, 2, 'bob', 'Encrypted message', 'x', 'y', 80, 'encrypted', NULL, NULL);
+            INSERT INTO message_search (rowid, text) VALUES (2, 'lunch at noon'), (4, 'dinner instead'), (7, 'lunchbox for the linked one');
+            """)
+        connection.close()
+        let store = try MessageStore(location: .file(path))
+        #expect(try await store.searchIndexIsSound())
+        #expect(try await found(store, "lu") == [1], "a beginning of two letters, from the new prefix index")
+        #expect(try await found(store, "lun", .linked) == [3])
+        #expect(try await found(store, "dinner ") == [2], "an edit's newest words")
+        #expect(try await found(store, "breakfast ").isEmpty, "not the words it replaced")
+        #expect(try await found(store, "encrypted ").isEmpty, "a placeholder is not indexed")
+        _ = try await store.removeAllAccounts()
+        #expect(try await store.searchIndexIsSound(), "what was indexed again is what deleting takes out")
+    }
+
+    @Test func aBeginningOfAWordIsRankedAmongItsNewestMatchesAndAWholeWordAmongAll() async throws {
+        let store = try MessageStore(location: .file(path))
+        let window = SearchQueries.prefixWindow
+        // The best match for "tra" by far is the oldest message; the window's newest come after it.
+        _ = try await store.apply(said(["trampoline trampoline trampoline"]) + said(Array(repeating: "a long note about a travel plan and the rest",
+                                                                                        count: window + 50), from: 2),
+                                  to: .primary, receivedAt: now)
+        let typing = try await found(store, "tra")
+        #expect(!typing.contains(1), "older than the newest \(window) matches of a beginning")
+        #expect(typing.first == Int64(window + 51), "the newest first among equals")
+        #expect(try await found(store, "trampoline") .first == 1, "the word whole is ranked among all its matches")
+        #expect(try await found(store, "trampo").first == 1, "a beginning with fewer matches than the window finds it")
+        #expect(try await store.search(SearchQuery("tra"), account: .primary).rankedAmongNewest == window, "and the page is told")
+        #expect(try await store.search(SearchQuery("trampo"), account: .primary).rankedAmongNewest == nil)
+        #expect(try await store.search(SearchQuery("travel "), account: .primary).rankedAmongNewest == nil, "a word ended by a space")
+    }
+
     @Test func oneChatOnlyAndPagesOfResults() async throws {
         let store = try MessageStore(location: .file(path))
         _ = try await store.apply(said((1...25).map { "note number \($0)" }, chat: 1) + said(["note elsewhere"], from: 26, chat: 2),

@@ -77,8 +77,10 @@ struct SearchPageBody: Encodable, Sendable {
     var total: Int
     var totalIsExact: Bool
     var encryptedChatsNotSearched: Int
+    var rankedAmongNewest: Int?
 
     init(_ page: SearchPage) {
+        rankedAmongNewest = page.rankedAmongNewest
         total = page.total
         totalIsExact = page.totalIsExact
         encryptedChatsNotSearched = page.encryptedChatsNotSearched
@@ -88,7 +90,7 @@ struct SearchPageBody: Encodable, Sendable {
         next = page.next.map(String.init)
     }
 
-    enum CodingKeys: String, CodingKey { case results, next, total, totalIsExact, encryptedChatsNotSearched }
+    enum CodingKeys: String, CodingKey { case results, next, total, totalIsExact, encryptedChatsNotSearched, rankedAmongNewest }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -97,5 +99,6 @@ struct SearchPageBody: Encodable, Sendable {
         try container.encode(total, forKey: .total)
         try container.encode(totalIsExact, forKey: .totalIsExact)
         try container.encode(encryptedChatsNotSearched, forKey: .encryptedChatsNotSearched)
+        try container.encode(rankedAmongNewest, forKey: .rankedAmongNewest)  // null when every match was ranked
     }
 }

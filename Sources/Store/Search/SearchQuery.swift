@@ -18,7 +18,15 @@ public struct SearchQuery: Sendable, Equatable {
     /// words, first the messages with them as a phrase, then those with every word whole, then
     /// the rest (a word typed so far matching longer ones), so "Message 150" puts the message that
     /// says so before "Message 1500". Disjoint, and together exactly `expression`'s matches.
-    public let tiers: [String]
+    public let tiers: [Tier]
+
+    /// One tier's FTS5 expression, and whether it matches words by their beginning (`*`).
+    public struct Tier: Sendable, Equatable {
+        public var expression: String
+        /// A beginning of two letters matches a large part of a big copy: such a tier is ranked
+        /// among its newest matches only (`SearchQueries.prefixWindow`).
+        public var matchesPrefixes: Bool
+    }
 
     public struct Term: Sendable, Equatable {
         public var folded: String
@@ -100,18 +108,22 @@ public struct SearchQuery: Sendable, Equatable {
         guard !terms.isEmpty else { throw .empty }
         expression = parts.joined(separator: " ")
         self.terms = terms
-        tiers = plainWords ? Self.tiers(expression: expression, terms: terms) : [expression]
+        let prefixes = terms.contains(where: \.prefix)
+        tiers = plainWords ? Self.tiers(expression: expression, terms: terms) : [Tier(expression: expression, matchesPrefixes: prefixes)]
     }
 
     /// Plain words only (no phrase, operator or parenthesis) are ranked in tiers.
-    private static func tiers(expression: String, terms: [Term]) -> [String] {
+    private static func tiers(expression: String, terms: [Term]) -> [Tier] {
         let words = terms.map { quoted($0.folded) }
         let exact = words.joined(separator: " AND ")
         let typedPrefix = terms.contains(where: \.prefix)
-        guard words.count > 1 else { return typedPrefix ? [exact, "\(expression) NOT \(exact)"] : [expression] }
+        guard words.count > 1 else {
+            return typedPrefix ? [Tier(expression: exact, matchesPrefixes: false), Tier(expression: "\(expression) NOT \(exact)", matchesPrefixes: true)]
+                : [Tier(expression: expression, matchesPrefixes: false)]
+        }
         let phrase = quoted(terms.map(\.folded).joined(separator: " "))
-        var tiers = [phrase, "(\(exact)) NOT \(phrase)"]
-        if typedPrefix { tiers.append("(\(expression)) NOT (\(exact))") }
+        var tiers = [Tier(expression: phrase, matchesPrefixes: false), Tier(expression: "(\(exact)) NOT \(phrase)", matchesPrefixes: false)]
+        if typedPrefix { tiers.append(Tier(expression: "(\(expression)) NOT (\(exact))", matchesPrefixes: true)) }
         return tiers
     }
 
