@@ -179,6 +179,7 @@ struct ChatHistoryTests {
                                                     "indexed 30 of 46 messages (65 %)", "indexed 40 of 46 messages (86 %)",
                                                     "indexed 46 of 46 messages (100 %)"])
             #expect(lines.last?.hasPrefix("search index ready: 46 messages in ") == true)
+            #expect(lines.count == 7, "each slice said once, the empty one past the end not at all")
             try connection.execute("PRAGMA user_version = 7")
         }
         connection.close()

@@ -287,9 +287,10 @@ enum Migrations {
                 (account: $0.int64(at: 0), id: $0.int64(at: 1))
             }.first ?? (Int64.max, Int64.max)
             try index.run(.integer(from.account), .integer(from.id), .integer(end.account), .integer(end.id))
-            done += Int64(connection.changes)
+            let added = Int64(connection.changes)
+            done += added
             from = end
-            if talks { progress("indexed \(done) of \(total) messages (\(done * 100 / total) %)") }
+            if talks && added > 0 { progress("indexed \(done) of \(total) messages (\(done * 100 / total) %)") }
             if end.account == Int64.max { break }
         }
         if talks { progress("search index ready: \(done) messages in \(ContinuousClock.now - started)") }
