@@ -56,7 +56,9 @@ function isSnapshot(snapshot) {
  *  reader has loaded stays when it still belongs to the same accounts. */
 function applySnapshot(snapshot, { first = false } = {}) {
   const before = state.accounts;
-  dispatch({ type: "snapshot", snapshot });
+  dispatch({ type: "snapshot", snapshot, first });
+  // After a reset, an alert this page had not seen is placed as an event's would be (errorRaised).
+  if (!first) for (const error of snapshot.errors) if (error.presentation === "alert" && !state.placements[error.id]) errorRaised(error);
   resetRemoteAttempts(snapshot.errors);
   resetProblems(snapshot.recentProblems);
   takeSnapshotMessages(snapshot, before, { first });

@@ -49,7 +49,7 @@ export function reduce(state, action) {
   const now = action.now ?? Date.now();
   switch (action.type) {
     case "snapshot":
-      return snapshot(state, action.snapshot, now);
+      return snapshot(state, action.snapshot, now, action.first ?? true);
     case "events":
       return action.events.reduce((current, event) => applyEvent(current, event, now), state);
     case "reachability":
@@ -75,11 +75,16 @@ export function reduce(state, action) {
   }
 }
 
-function snapshot(state, fresh, now) {
+/** `first`: the page's first load (or a reload). A later snapshot (the feed had to start over)
+ *  keeps where this page put its alerts, and leaves one it has not seen to be placed by whose it
+ *  is, as an `error.raised` would be: another window's declined purchase is a note here. */
+function snapshot(state, fresh, now, first) {
   const placements = {};
   for (const error of fresh.errors) {
+    if (error.presentation !== "alert") continue;
     // A page that opens (or reloads) with an alert open shows it: the person is here.
-    if (error.presentation === "alert") placements[error.id] = state.placements[error.id] ?? "dialog";
+    const placement = state.placements[error.id] ?? (first ? "dialog" : undefined);
+    if (placement) placements[error.id] = placement;
   }
   return withConnection({
     ...state,

@@ -23,6 +23,17 @@ test("a snapshot sets everything it carries and opens its alerts as dialogs", ()
   assert.deepEqual(state.placements, { a: "dialog" });
 });
 
+test("a later snapshot keeps this page's placements and leaves an alert it has not seen unplaced", () => {
+  let state = loaded({ errors: [error("a", "/problems/token-refused", "alert")] });
+  state = reduce(state, { type: "placed", id: "a", placement: "note" });
+  const fresh = snapshot({ errors: [error("a", "/problems/token-refused", "alert"), error("c", "/problems/purchase-declined", "alert")] });
+  const reset = reduce(state, { type: "snapshot", snapshot: fresh, first: false, now: t0 });
+  assert.deepEqual(reset.placements, { a: "note" }, "a note stays a note; the new one is placed by whose it is, not here");
+  assert.deepEqual(reset.errors.map((e) => e.id), ["a", "c"]);
+  const reopened = reduce(state, { type: "snapshot", snapshot: fresh, first: true, now: t0 });
+  assert.deepEqual(reopened.placements, { a: "note", c: "dialog" }, "a page opened with an alert open shows it");
+});
+
 test("connection: the state's start is noted only when it changes, and an answer's time moves forward", () => {
   let state = loaded();
   state = events(state, [["connection", connection("live", { lastSuccessAt: new Date(t0 + 5000).toISOString() })]], t0 + 6000);
