@@ -67,8 +67,17 @@ final class HeadlessChromium {
         _ = try? call("Browser.close", [:], inSession: false)
         close(commands)
         close(events)
+        // Chromium takes a moment to close, and its helpers write into the profile until it has:
+        // killed at once, it left half of the profile folder behind in the temporary folder.
         var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == 0 {
+        var exited = waitpid(pid, &status, WNOHANG) != 0
+        var waited = 0
+        while !exited && waited < 300 {
+            usleep(10_000)
+            waited += 1
+            exited = waitpid(pid, &status, WNOHANG) != 0
+        }
+        if !exited {
             kill(pid, SIGKILL)
             waitpid(pid, &status, 0)
         }
