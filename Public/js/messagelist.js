@@ -42,6 +42,7 @@ export class MessageList {
     this.width = 0;
     this.nearEndCheckDue = false;
     this.followDue = false; // new messages came while following: scroll up to them after layout
+    this.followNewer = 0; // how many: counted as "N new messages" instead if the reader scrolls away first
     this.followScrolling = false; // the page itself is scrolling up to the newest
     this.followStepQueued = false; // its next step is due at the next frame
     this.lastFollowStep = null; // when it took the last one
@@ -119,8 +120,10 @@ export class MessageList {
     this.tops = null;
     this.contentChanged = true;
     const newer = fresh.filter((message) => message.id > newestBefore).length;
-    if (newer && following) this.followDue = true;
-    else if (newer) this.setUnseen(this.unseen + newer);
+    if (newer && following) {
+      this.followDue = true;
+      this.followNewer += newer;
+    } else if (newer) this.setUnseen(this.unseen + newer);
     this.schedule();
     return fresh.length;
   }
@@ -252,6 +255,13 @@ export class MessageList {
       anchor.offset -= scrolled;
       if (anchor.shownAt !== null) anchor.shownAt -= scrolled;
     }
+    // New messages came while the reader was at the top, and they scrolled away before this frame
+    // laid them out: where they went is theirs, and the new messages are counted instead.
+    if (this.followDue && anchor && anchor.scrollTop !== this.scroller.scrollTop && !this.atTop()) {
+      this.followDue = false;
+      this.setUnseen(this.unseen + this.followNewer);
+      this.followNewer = 0;
+    }
     if (this.followDue) this.slack.style.height = `${this.scroller.clientHeight}px`;
     // Twice at most: rows measured in the first pass may move the anchor, the second puts it back.
     for (let pass = 0; pass < 2; pass += 1) {
@@ -280,6 +290,7 @@ export class MessageList {
     if (contentChanged) this.placedTop = this.scroller.scrollTop;
     if (this.followDue) {
       this.followDue = false;
+      this.followNewer = 0;
       this.scrollUpToNewest();
     }
     this.noteLoaded();
