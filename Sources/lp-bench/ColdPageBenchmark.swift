@@ -8,14 +8,8 @@ import Foundation
 /// sheet and served by nginx.
 enum ColdPageBenchmark {
     static func run(corpus: HistoryBenchmark.Corpus, rounds: Int) throws -> [ReportLine] {
-        let (child, endpoint) = try corpus.startDashboard()
+        let (child, browser, dashboard) = try openDashboard(on: corpus)
         defer { child.stop() }
-        let browser = try HeadlessChromium()
-        try browser.disableCache()
-        let dashboard = "http://127.0.0.1:\(endpoint.port)/"
-        // The access token once (it becomes a cookie); from then on the page is opened as a person reopens it.
-        try browser.navigate(to: dashboard + "?token=\(endpoint.token ?? "")")
-        try browser.waitUntil(shown, what: "the newest messages shown")
 
         let root = NSTemporaryDirectory() + "lp-bench-cold-page-\(getpid())"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -56,18 +50,31 @@ enum ColdPageBenchmark {
     /// The dashboard alone on `corpus`: the median largest contentful paint of `rounds` cold
     /// openings, and its resident memory after them.
     static func dashboardOnly(corpus: HistoryBenchmark.Corpus, rounds: Int) throws -> (paint: Double, residentKiB: Int) {
-        let (child, endpoint) = try corpus.startDashboard()
+        let (child, browser, dashboard) = try openDashboard(on: corpus)
         defer { child.stop() }
-        let browser = try HeadlessChromium()
-        try browser.disableCache()
-        let dashboard = "http://127.0.0.1:\(endpoint.port)/"
-        try browser.navigate(to: dashboard + "?token=\(endpoint.token ?? "")")
-        try browser.waitUntil(shown, what: "the newest messages shown")
         var paints: [Double] = []
         for _ in 0..<rounds {
             paints.append(try measure(browser, url: dashboard, until: shown, describingTheLoad: false).paint)
         }
         return (median(paints), try ProcessStats.read(pid: child.pid).residentKiB)
+    }
+
+    /// The release dashboard on `corpus`, and Chromium with its cache off showing its newest
+    /// messages. The access token is given once (it becomes a cookie); from then on the page is
+    /// opened as a person reopens it, at `url`.
+    private static func openDashboard(on corpus: HistoryBenchmark.Corpus) throws -> (child: ChildProcess, browser: HeadlessChromium, url: String) {
+        let (child, endpoint) = try corpus.startDashboard()
+        do {
+            let browser = try HeadlessChromium()
+            try browser.disableCache()
+            let url = "http://127.0.0.1:\(endpoint.port)/"
+            try browser.navigate(to: url + "?token=\(endpoint.token ?? "")")
+            try browser.waitUntil(shown, what: "the newest messages shown")
+            return (child, browser, url)
+        } catch {
+            child.stop()
+            throw error
+        }
     }
 
     /// The page shows the newest messages.

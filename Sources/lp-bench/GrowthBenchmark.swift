@@ -1,5 +1,6 @@
 import ChatSimulator
 import Foundation
+import Store
 
 /// How cost grows: the same figures on stores of growing size (search p95, a cold page, the
 /// ingest rate, the dashboard's memory) and under a growing number of parked polls (a message's
@@ -28,9 +29,11 @@ enum GrowthBenchmark {
                     reuse: HistoryBenchmark.Corpus? = nil, folder: String) async throws -> [ReportLine] {
         var stores: [StorePoint] = []
         for size in storeSizes {
-            let corpus = try await (reuse?.messages == size ? reuse! : HistoryBenchmark.Corpus(messages: size))
+            let corpus: HistoryBenchmark.Corpus
+            if let reuse, reuse.messages == size { corpus = reuse } else { corpus = try await HistoryBenchmark.Corpus(messages: size) }
             var random = SeededGenerator(seed: 11)
-            let search = try await HistoryBenchmark.twoWordSearches(corpus: corpus, queries: queries, random: &random)
+            let search = try await HistoryBenchmark.twoWordSearches(corpus: corpus, reader: try StoreReader(path: corpus.path), queries: queries,
+                                                                    random: &random)
             let page = try ColdPageBenchmark.dashboardOnly(corpus: corpus, rounds: coldRounds)
             // Last, as it adds to the store: 50 batches of 200, as the engine stores them.
             let ingest = try await corpus.appendRate(batches: 50, batchSize: 200)
@@ -63,23 +66,23 @@ enum GrowthBenchmark {
         var lines: [ReportLine] = []
         if let first = stores.first, let last = stores.last, stores.count > 1 {
             let grown = "\(label(first.messages)) -> \(label(last.messages)) messages"
-            lines.append(ReportLine(name: "growth: search p95, \(grown)", ours: String(format: "%.2f -> %.2f ms", first.searchP95, last.searchP95),
-                                    peer: "", ratio: last.searchP95 / first.searchP95, goal: "", met: true))
-            lines.append(ReportLine(name: "growth: cold page, \(grown)", ours: String(format: "%.0f -> %.0f ms", first.coldPaint, last.coldPaint),
-                                    peer: "", ratio: last.coldPaint / first.coldPaint, goal: "", met: true))
-            lines.append(ReportLine(name: "growth: ingest rate, \(grown)", ours: String(format: "%.0f -> %.0f msg/s", first.ingestRate, last.ingestRate),
-                                    peer: "", ratio: last.ingestRate / first.ingestRate, goal: "", met: true))
-            lines.append(ReportLine(name: "growth: RSS, \(grown)", ours: String(format: "%.1f -> %.1f MB", first.residentMB, last.residentMB),
-                                    peer: "", ratio: last.residentMB / first.residentMB, goal: "", met: true))
+            lines += [growthLine("search p95", grown, first.searchP95, last.searchP95, "%.2f", "ms"),
+                      growthLine("cold page", grown, first.coldPaint, last.coldPaint, "%.0f", "ms"),
+                      growthLine("ingest rate", grown, first.ingestRate, last.ingestRate, "%.0f", "msg/s"),
+                      growthLine("RSS", grown, first.residentMB, last.residentMB, "%.1f", "MB")]
         }
         if let first = polls.first, let last = polls.last, polls.count > 1 {
             let grown = "\(label(first.polls)) -> \(label(last.polls)) parked polls"
-            lines.append(ReportLine(name: "growth: p99, \(grown)", ours: String(format: "%.2f -> %.2f ms", first.p99, last.p99),
-                                    peer: "", ratio: last.p99 / first.p99, goal: "", met: true))
-            lines.append(ReportLine(name: "growth: RSS, \(grown)", ours: String(format: "%.1f -> %.1f MB", first.residentMB, last.residentMB),
-                                    peer: "", ratio: last.residentMB / first.residentMB, goal: "", met: true))
+            lines += [growthLine("p99", grown, first.p99, last.p99, "%.2f", "ms"),
+                      growthLine("RSS", grown, first.residentMB, last.residentMB, "%.1f", "MB")]
         }
         return lines
+    }
+
+    /// A figure from the smallest size to the largest, and their ratio.
+    private static func growthLine(_ figure: String, _ grown: String, _ from: Double, _ to: Double, _ format: String, _ unit: String) -> ReportLine {
+        ReportLine(name: "growth: \(figure), \(grown)", ours: String(format: "\(format) -> \(format) \(unit)", from, to), peer: "", ratio: to / from,
+                   goal: "", met: true)
     }
 
     /// 10000 as "10k", 1000000 as "1M".

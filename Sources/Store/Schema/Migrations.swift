@@ -266,8 +266,8 @@ enum Migrations {
     /// from step 11 on; a batch never indexes them either).
     static func indexStoredMessages(_ connection: SQLiteConnection, readableOnly: Bool = false, slice: Int = indexingSlice,
                                     reportingFrom threshold: Int64 = progressThreshold, progress: (String) -> Void) throws {
-        let readable = readableOnly ? " AND kind <> 'encrypted'" : ""
-        let total = try connection.scalarInt("SELECT count(*) FROM messages WHERE 1\(readable)") ?? 0
+        let indexed = readableOnly ? "kind <> 'encrypted'" : "1"
+        let total = try connection.scalarInt("SELECT count(*) FROM messages WHERE \(indexed)") ?? 0
         guard total > 0 else { return }
         let talks = total >= threshold
         if talks { progress("indexing \(total) stored messages for search (once, after the upgrade)") }
@@ -277,7 +277,7 @@ enum Migrations {
             """)
         let index = try connection.statement("""
             INSERT INTO message_search (rowid, text) SELECT id * 2 + account, text FROM messages
-            WHERE (account, id) > (?1, ?2) AND (account, id) <= (?3, ?4)\(readable)
+            WHERE (account, id) > (?1, ?2) AND (account, id) <= (?3, ?4) AND \(indexed)
             """)
         var from: (account: Int64, id: Int64) = (-1, Int64.min)
         var done: Int64 = 0
