@@ -28,10 +28,14 @@ struct UpstreamWithoutNewestIDsTests {
         // A new device's first sync can take seconds: a message sent meanwhile shows only after it.
         #expect(await harness.engine.connectionStatus().state == .connecting)
         #expect(await harness.engine.liveToken() == nil, "history does not start beside the first sync")
+        #expect(harness.engine.liveSession.token == nil, "nor sending: what the history fetcher and the senders read says so too")
         first.succeed(events(["a"], cursor: "s1", delivery: .history))
         _ = await harness.upstream.next(.messages)
         #expect(await harness.engine.connectionStatus().state == .live)
         #expect(await harness.engine.liveToken() == "t1")
+        #expect(harness.engine.liveSession.token == "t1")
+        await harness.engine.stop()
+        #expect(harness.engine.liveSession.token == nil, "stopped is not live")
     }
 
     @Test func catchUpIsAskedAfterEachConnectionAndTheDeclaredDeliveryIsKept() async throws {
