@@ -10,22 +10,32 @@ import Upstream
 /// FoundationNetworking (`_NativeProtocol.transferCompleted`) when a server cuts a connection
 /// mid-response, which the simulator's `drop` and `offline` faults do on purpose, and its async
 /// API can deadlock on cancellation (swift-corelibs-foundation #5412). A crash is not a
-/// recoverable error. Our client runs on the same epoll loop as the server, closes the socket on
+/// recoverable error. Our client runs on an epoll loop of the process's own, closes the socket on
 /// Task cancellation, and turns every failure into a typed error. It speaks plain `http://`.
+///
+/// Sends (`POST /v1/messages`) may go on a loop of their own, on connections of their own: a
+/// message on its way out then never waits while the loop reads a sync batch, nor a batch while
+/// a send's answer is read.
 public final class ChatServerUpstream: UpstreamAPI, MessageSending {
     public let baseURL: URL
     public var location: String { baseURL.absoluteString }
     private let client: HTTPClient
+    /// The client `send` uses: its own loop's, or `client`.
+    private let sendClient: HTTPClient
     private let host: String
     private let port: Int
     private let basePath: String
     private let holdSeconds: Int
     private let log = Logger("upstream")
 
-    /// - Parameter holdSeconds: how long the server holds a poll; the client waits 10 s longer.
-    public init(baseURL: URL, loop: EventLoop, holdSeconds: Int = 25) {
+    /// - Parameters:
+    ///   - loop: where the sync's requests (and every other but sends) are made and read.
+    ///   - sendLoop: where sends are, if not on `loop`.
+    ///   - holdSeconds: how long the server holds a poll; the client waits 10 s longer.
+    public init(baseURL: URL, loop: EventLoop, sendLoop: EventLoop? = nil, holdSeconds: Int = 25) {
         self.baseURL = baseURL
         self.client = HTTPClient(loop: loop)
+        self.sendClient = sendLoop.map { HTTPClient(loop: $0) } ?? client
         self.host = baseURL.host ?? "127.0.0.1"
         self.port = baseURL.port ?? 80
         let path = baseURL.path
@@ -76,7 +86,7 @@ public final class ChatServerUpstream: UpstreamAPI, MessageSending {
         body.raw(#","text":"#); body.string(message.text)
         body.raw("}")
         let answer = try await call("POST", "/v1/messages", token: token, body: body.bytes, headers: ["Idempotency-Key": message.key],
-                                    timeout: deadline, refusals: true, decode: SentAnswer.init(json:))
+                                    timeout: deadline, refusals: true, on: sendClient, decode: SentAnswer.init(json:))
         return UpstreamMessage(id: answer.id, chatId: message.chatId, sender: UpstreamMessage.ownSender, text: message.text,
                                sentAt: message.writtenAt, sendKey: message.key)
     }
@@ -94,7 +104,7 @@ public final class ChatServerUpstream: UpstreamAPI, MessageSending {
 
     private func call<Answer>(_ method: String, _ pathAndQuery: String, token: String? = nil, body: [UInt8] = [],
                               headers: HTTPHeaders = [:], timeout: Duration = .seconds(10), refusals: Bool = false,
-                              decode: ([UInt8]) throws -> Answer) async throws(UpstreamError) -> Answer {
+                              on client: HTTPClient? = nil, decode: ([UInt8]) throws -> Answer) async throws(UpstreamError) -> Answer {
         var request = HTTPClientRequest(method: method, target: basePath + pathAndQuery, headers: headers, body: body)
         request.headers.add("Accept", "application/json")
         if let token { request.headers.add("Authorization", "Bearer \(token)") }
@@ -103,7 +113,7 @@ public final class ChatServerUpstream: UpstreamAPI, MessageSending {
         log.trace("-> \(method) \(pathAndQuery)")
         let response: HTTPClientResponse
         do {
-            response = try await client.send(request, host: host, port: port, timeout: timeout)
+            response = try await (client ?? self.client).send(request, host: host, port: port, timeout: timeout)
         } catch {
             log.debug("<- \(method) \(pathAndQuery) failed after \(ContinuousClock.now - started): \(error)")
             switch error {

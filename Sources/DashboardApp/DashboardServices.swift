@@ -69,11 +69,13 @@ public struct DashboardServices: Sendable {
 
     /// Builds the engine with its events flowing into a feed and an error registry, carried by
     /// the hub in `background`. `makeEngine` receives the function the engine emits through.
+    /// `sending` is what the outbox sends through, and `sendLoop` the loop its answers are read
+    /// on, where the senders then run.
     public static func assemble(store: MessageStore, reader: StoreReader?, epoch: String, loop: EventLoop, upstream: UpstreamAccess,
                                 simulator: ChatSimulator?,
                                 registryClock: any Clock<Duration> = ContinuousClock(),
                                 httpStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
-                                olderHistory: (any OlderHistory)? = nil, sending: (any MessageSending)? = nil,
+                                olderHistory: (any OlderHistory)? = nil, sending: (any MessageSending)? = nil, sendLoop: EventLoop? = nil,
                                 makeEngine: @Sendable (@escaping @Sendable (EngineEvent) -> Void) -> SyncEngine) async -> DashboardServices {
         let feed = EventFeed(epoch: epoch, loop: loop, finish: { SecurityHeaders.api.apply(to: &$0) })
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
@@ -103,7 +105,9 @@ public struct DashboardServices: Sendable {
         let readMarkers = ReadMarkerQueue { chat, event in await engine.markReadUpstream(chatId: chat, eventId: event) }
         background.append(NamedService("read markers") { await readMarkers.run() })
         for (account, sender) in senders.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            background.append(NamedService("outbox (\(account))") { await sender.run() })
+            // On the loop its sends are read on, if it has one: an answer resumes the sender where it
+            // was read, with no hop to another thread and back on each message.
+            background.append(NamedService("outbox (\(account))") { await withTaskExecutorPreference(sendLoop) { await sender.run() } })
         }
         await feed.onVisibilityChanged { visible in await engine.setDashboardVisible(visible) }
         // Every window shows the simulator as it is, whoever changed it and through which door.

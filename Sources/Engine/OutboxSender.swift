@@ -260,7 +260,11 @@ public actor OutboxSender {
             let batch = toStore
             toStore = []
             do {
-                let applied = try await store.recordSent(batch.map(\.sent), to: account, receivedAt: Timestamp.string(environment.now()))
+                // On the shared pool, not on the thread the sends are read on (where the run may
+                // be): the commit goes beside the next send instead of before its answer is read.
+                let applied = try await withTaskExecutorPreference(globalConcurrentExecutor) { [store, account, environment] () async throws(StoreError) in
+                    try await store.recordSent(batch.map(\.sent), to: account, receivedAt: Timestamp.string(environment.now()))
+                }
                 if let usage = applied.usage, !applied.fresh.isEmpty {
                     emit(.messages(account: account, messages: applied.fresh, delivery: .silent, usage: usage, chats: applied.chats))
                 }

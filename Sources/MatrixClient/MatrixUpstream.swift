@@ -73,6 +73,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
 
     private let user: String
     private let connection: any HomeserverConnection
+    /// How sends reach the homeserver: on their own loop's connections, or `connection`.
+    private let sendConnection: any HomeserverConnection
     private let basePath: String
     private let keeper: any MatrixCredentialKeeper
     private let timelineLimit: Int
@@ -85,7 +87,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     ///   - homeserver: `http://host:port` or `https://host:port` (the `matrix+` of `--upstream` taken off).
     ///   - tlsHelper: the `https-fetch` executable, for `https://` (default: beside this program).
     ///   - timelineLimit: events per room in a sync; a longer stretch is a gap, filled.
-    public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, tlsHelper: String? = nil,
+    ///   - sendLoop: where sends are made and read over plain `http://`, if not on `loop` (so a
+    ///     message on its way out never waits while a sync is read); `https://` sends each go
+    ///     through a helper process of their own anyway.
+    public init(homeserver: URL, signIn: SignIn, keeper: any MatrixCredentialKeeper, loop: EventLoop, sendLoop: EventLoop? = nil, tlsHelper: String? = nil,
                 timelineLimit: Int = 50, nowSeconds: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) {
         self.nowSeconds = nowSeconds
         self.homeserver = homeserver
@@ -95,8 +100,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             let authority = host.contains(":") ? "[\(host)]" : host
             connection = ChildProcessTLSConnection(origin: "https://\(authority)" + (homeserver.port.map { ":\($0)" } ?? ""),
                                                    helper: tlsHelper ?? Self.siblingHelper())
+            sendConnection = connection
         } else {
             connection = PlainConnection(client: HTTPClient(loop: loop), host: host, port: homeserver.port ?? 80)
+            sendConnection = sendLoop.map { PlainConnection(client: HTTPClient(loop: $0), host: host, port: homeserver.port ?? 80) } ?? connection
         }
         let path = homeserver.path
         self.basePath = path.hasSuffix("/") ? String(path.dropLast()) : path
@@ -253,7 +260,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         }
         let body = (try? JSONSerialization.data(withJSONObject: ["msgtype": "m.text", "body": message.text])) ?? Data()
         let sent: Sent = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/send/m.room.message/\(Self.encode(message.key))",
-                                        token: token, body: Array(body), timeout: deadline, refusals: true)
+                                        token: token, body: Array(body), timeout: deadline, refusals: true, via: sendConnection)
         var stored = UpstreamMessage(id: 0, chatId: message.chatId, sender: user, text: message.text, sentAt: message.writtenAt,
                                      eventId: sent.eventId, sendKey: message.key)
         stored.chatEncrypted = state.withLock { $0.members.isEncrypted(roomID) }
@@ -374,9 +381,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     /// an answer that may hold one (a sign-in's token) is never quoted in an error's detail.
     private func call<Answer: Decodable>(_ method: String, _ target: String, token: String? = nil, body: [UInt8] = [],
                                          timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false,
-                                         answerHoldsSecrets: Bool = false, refusals: Bool = false) async throws(UpstreamError) -> Answer {
+                                         answerHoldsSecrets: Bool = false, refusals: Bool = false,
+                                         via connection: (any HomeserverConnection)? = nil) async throws(UpstreamError) -> Answer {
         let response = try await exchange(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized,
-                                          refusals: refusals)
+                                          refusals: refusals, via: connection)
         let path = target.prefix { $0 != "?" }
         do {
             return try JSONDecoder().decode(Answer.self, from: Data(response.body))
@@ -391,7 +399,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
     /// will never succeed as it is (a send's refusals), in the homeserver's words.
     private func exchange(_ method: String, _ target: String, token: String?, body: [UInt8] = [], timeout: Duration,
                           refusalIsUnauthorized: Bool = false, refusals: Bool = false, accept: String = "application/json",
-                          maxBytes: Int = 64 * 1024 * 1024) async throws(UpstreamError) -> HTTPClientResponse {
+                          maxBytes: Int = 64 * 1024 * 1024, via connection: (any HomeserverConnection)? = nil) async throws(UpstreamError) -> HTTPClientResponse {
         var request = HTTPClientRequest(method: method, target: basePath + target, body: body, maxResponseBytes: maxBytes)
         request.headers.add("Accept", accept)
         if let token { request.headers.add("Authorization", "Bearer \(token)") }
@@ -400,7 +408,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         log.trace("-> \(method) \(path)")
         let response: HTTPClientResponse
         do {
-            response = try await connection.send(request, timeout: timeout)
+            response = try await (connection ?? self.connection).send(request, timeout: timeout)
         } catch {
             log.debug("<- \(method) \(path) failed: \(error)")
             switch error {

@@ -78,13 +78,17 @@ struct Launch {
             }
             fail("cannot find the Public/ folder; pass --public DIR", code: 1)
         }
-        // Two loop threads: "http" serves the browser (pages, polls), "upstream" carries the sync
-        // (the engine's requests, and the built-in simulator standing in for a remote server), so a
-        // message on its way in never queues behind thousands of polls being answered or re-armed.
-        let loop: EventLoop, upstreamLoop: EventLoop
+        // Loop threads, one per kind of traffic, so none queues behind another: "http" serves the
+        // browser (pages, polls; a message on its way in never waits for thousands of polls being
+        // answered), "upstream" carries the sync, "send" what the person writes (a message on its
+        // way out never waits while a sync batch is read), and "simulator" is the built-in
+        // upstream, apart from the client as a remote server would be.
+        let loop: EventLoop, upstreamLoop: EventLoop, sendLoop: EventLoop, simulatorLoop: EventLoop?
         do {
             loop = try EventLoop(name: "http")
             upstreamLoop = try EventLoop(name: "upstream")
+            sendLoop = try EventLoop(name: "send")
+            simulatorLoop = options.upstream == nil ? try EventLoop(name: "simulator") : nil
         } catch {
             fail("cannot start the event loop: \(error)", code: 1)
         }
@@ -103,7 +107,7 @@ struct Launch {
         }
         let storeLocation = options.database.map(StoreLocation.init(argument:)) ?? StoreLocation.defaultFile()
         let (store, reader) = openStore(storeLocation, makeFolder: options.database == nil, log: log)
-        let simulator = options.upstream == nil ? await startSimulator(options, storeLocation: storeLocation, loop: upstreamLoop) : nil
+        let simulator = if let simulatorLoop { await startSimulator(options, storeLocation: storeLocation, loop: simulatorLoop) } else { nil as SimulatorServer? }
         let upstreamURL = URL(string: options.upstream ?? simulator!.url)!
         let engineOptions = EngineOptions(
             alwaysOn: options.alwaysOn,
@@ -112,13 +116,14 @@ struct Launch {
             quotaOverride: options.quota
         )
         let secrets = LaunchSecrets(accessToken: accessToken(options, storeLocation: storeLocation, log: log))
-        let upstream = await upstreamAPI(options, url: upstreamURL, store: store, loop: upstreamLoop, holdSeconds: engineOptions.holdSeconds, log: log)
+        let upstream = await upstreamAPI(options, url: upstreamURL, store: store, loop: upstreamLoop, sendLoop: sendLoop,
+                                         holdSeconds: engineOptions.holdSeconds, log: log)
         let network = networkMonitor(for: upstreamURL)
 
         let dashboard = await DashboardServices.assemble(
             store: store, reader: reader, epoch: secrets.epoch, loop: loop, upstream: UpstreamAccess(upstream), simulator: simulator?.simulator,
             httpStatistics: { server.statistics }, olderHistory: upstream as? any OlderHistory,
-            sending: upstream as? any MessageSending
+            sending: upstream as? any MessageSending, sendLoop: sendLoop
         ) { emit in
             SyncEngine(store: store, upstream: upstream, options: engineOptions, environment: EngineEnvironment(network: network, executor: upstreamLoop), emit: emit)
         }
@@ -205,10 +210,10 @@ struct Launch {
     }
 
     /// The transport: a Matrix homeserver for `--matrix-user`, else this project's protocol.
-    private static func upstreamAPI(_ options: DashboardOptions, url: URL, store: MessageStore, loop: EventLoop, holdSeconds: Int,
-                                    log: Logger) async -> any UpstreamAPI {
+    private static func upstreamAPI(_ options: DashboardOptions, url: URL, store: MessageStore, loop: EventLoop, sendLoop: EventLoop,
+                                    holdSeconds: Int, log: Logger) async -> any UpstreamAPI {
         guard let matrixUser = options.matrixUser, let homeserver = URL(string: String(url.absoluteString.dropFirst("matrix+".count))) else {
-            return ChatServerUpstream(baseURL: url, loop: loop, holdSeconds: holdSeconds)
+            return ChatServerUpstream(baseURL: url, loop: loop, sendLoop: sendLoop, holdSeconds: holdSeconds)
         }
         // Secrets come from the environment only, and are not left there for child processes.
         let environment = ProcessInfo.processInfo.environment
@@ -224,7 +229,7 @@ struct Launch {
         if signIn.password == nil && signIn.accessToken == nil, await keeper.load()?.accessToken == nil {
             log.warning("no LP_MATRIX_PASSWORD or LP_MATRIX_TOKEN and no token kept in the store: the page will ask to sign in")
         }
-        return MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: loop, timelineLimit: options.matrixTimelineLimit)
+        return MatrixUpstream(homeserver: homeserver, signIn: signIn, keeper: keeper, loop: loop, sendLoop: sendLoop, timelineLimit: options.matrixTimelineLimit)
     }
 
     /// Loopback never goes away; for a remote upstream, the machine's interfaces are watched.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Synchronization
 import Testing
 import Upstream
 import ChatServerClient
@@ -122,5 +123,33 @@ struct SimulatorSendTests {
         #expect(await server.simulator.written().map(\.text) == ["late"])
         await server.server.shutdown(gracePeriod: .milliseconds(100))
         await loop.shutdown()
+    }
+    /// Sends on a loop of their own never wait for the sync's: with the sync's loop thread held
+    /// (as by a long batch being read), a message still goes and its answer is read.
+    @Test func aSendOnItsOwnLoopIsAnsweredWhileTheSyncLoopIsHeld() async throws {
+        let syncLoop = try EventLoop(name: "sync-test"), sendLoop = try EventLoop(name: "send-test"), serverLoop = try EventLoop(name: "server-test")
+        let server = try await SimulatorServer.start(loop: serverLoop)
+        let upstream = ChatServerUpstream(baseURL: URL(string: server.url)!, loop: syncLoop, sendLoop: sendLoop)
+        let session = try await upstream.createSession()
+        let release = DispatchSemaphore(value: 0)
+        let held = Atomic<Bool>(true)
+        syncLoop.execute {
+            release.wait()
+            held.store(false, ordering: .sequentiallyConsistent)
+        }
+        // Should the send wait for the held loop after all, this lets the test end (and fail).
+        let watchdog = Task.detached {
+            try? await Task.sleep(for: .seconds(30))
+            release.signal()
+        }
+        let message = OutgoingMessage(userId: session.primaryUserId, chatId: 1, text: "apart", key: "k-apart", writtenAt: "2026-12-04T08:00:00.000Z")
+        let sent = try await upstream.send(message, token: session.token, deadline: .seconds(60))
+        let answeredWhileHeld = held.load(ordering: .sequentiallyConsistent)
+        #expect(answeredWhileHeld, "the send was answered only once the sync's loop was let go")
+        #expect(sent.sendKey == "k-apart")
+        watchdog.cancel()
+        release.signal()
+        await server.server.shutdown(gracePeriod: .milliseconds(100))
+        for loop in [syncLoop, sendLoop, serverLoop] { await loop.shutdown() }
     }
 }
