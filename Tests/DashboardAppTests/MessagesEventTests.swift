@@ -1,6 +1,7 @@
 import Foundation
 import Store
 import Testing
+import Upstream
 @testable import DashboardApp
 
 @Suite("Messages event")
@@ -66,5 +67,25 @@ struct MessagesEventTests {
         let encoder = JSONEncoder()
         let listed = try #require(try JSONSerialization.jsonObject(with: encoder.encode(chats.map(ChatBody.init))) as? NSArray)
         #expect(written == listed, "the same objects as /api/chats")
+    }
+    /// The `outbox` events are written by hand (two per message sent): the same objects the
+    /// feed's encoder would write, the error of a failed one included.
+    @Test func outboxEventsAreTheObjectsTheEncoderWrites() throws {
+        func object(_ bytes: [UInt8]) throws -> NSDictionary {
+            try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? NSDictionary)
+        }
+        let text = "quote \" backslash \\ <b>bold</b> \u{2067}RTL\u{2069} 😀"
+        let queued = OutboxEntry(id: 7, account: .linked, chatId: 3, text: text, state: .queued, createdAt: "2026-12-04T08:00:00.000Z",
+                                 upstreamKey: "k", attempts: 0, failure: nil)
+        var failed = queued
+        failed.state = .failed
+        failed.failure = SendRefusal(.tooLarge, detail: "event too large")
+        for body in [OutboxEntryBody(queued), OutboxEntryBody(queued, requestKey: "page-key-1"),
+                     OutboxEntryBody(failed, error: ErrorCatalog.sendFailed(failed, at: Date(timeIntervalSince1970: 1_800_000_000)))] {
+            #expect(try object(body.json()) == object(EventFeed.json(body)))
+        }
+        #expect(try object(OutboxEntryBody(queued).json())["error"] is NSNull, "null, not absent")
+        let left = OutboxLeftBody(outboxId: 7, account: "primary", chatId: 3, state: "sent")
+        #expect(try object(left.json()) == object(EventFeed.json(left)))
     }
 }

@@ -114,13 +114,19 @@ public actor EventFeed {
     /// Appends an event and wakes every parked poll.
     @discardableResult
     public func publish<Data: Encodable>(_ type: String, _ data: Data) -> Int {
+        publish(type, json: Self.json(data))
+    }
+
+    /// An event's data as the feed writes it: keys sorted, slashes as they are, dates as the
+    /// protocol spells them.
+    nonisolated static func json<Data: Encodable>(_ data: Data) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Timestamp.string(date))
         }
-        return publish(type, json: (try? encoder.encode(data)).map(Array.init) ?? Array("null".utf8))
+        return (try? encoder.encode(data)).map(Array.init) ?? Array("null".utf8)
     }
 
     /// Appends an event whose data is JSON already, and wakes every parked poll.

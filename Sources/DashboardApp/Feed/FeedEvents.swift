@@ -82,9 +82,12 @@ struct MessagesEvent: Sendable {
         json.raw(#","usedBytes":"#)
         json.number(storage.usedBytes)
         json.raw(#"},"chats":"#)
-        // A batch changes a few chats: the encoder's cost is small beside the messages', and none when there are none.
-        json.raw(bytes: chats.isEmpty ? Array("[]".utf8) : (try? JSONEncoder().encode(chats.map(ChatBody.init))).map(Array.init) ?? Array("[]".utf8))
-        json.raw("}")
+        json.raw("[")
+        for (index, chat) in chats.enumerated() {
+            if index > 0 { json.raw(",") }
+            ChatBody(chat).write(to: &json)
+        }
+        json.raw("]}")
         return json.bytes
     }
 }

@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import HTTPCore
+import JSONText
 import Recovery
 import Store
 import Upstream
@@ -184,6 +185,24 @@ struct OutboxEntryBody: Encodable, Sendable {
         try container.encode(error, forKey: .error)  // null, not absent
         try container.encodeIfPresent(requestKey, forKey: .requestKey)
     }
+
+    /// The `outbox` event's data, the same object as `encode(to:)` writes: the fields by hand, as
+    /// each message sent changes its entry's state twice (the error, when there is one, by the
+    /// encoder).
+    func json() -> [UInt8] {
+        var json = JSONWriter(capacity: 160 + text.utf8.count)
+        json.raw(#"{"outboxId":"#); json.number(outboxId)
+        json.raw(#","account":"#); json.string(account)
+        json.raw(#","chatId":"#); json.number(chatId)
+        json.raw(#","text":"#); json.string(text)
+        json.raw(#","state":"#); json.string(state)
+        json.raw(#","createdAt":"#); json.string(createdAt)
+        json.raw(#","error":"#)
+        if let error { json.raw(bytes: EventFeed.json(error)) } else { json.null() }
+        if let requestKey { json.raw(#","requestKey":"#); json.string(requestKey) }
+        json.raw("}")
+        return json.bytes
+    }
 }
 
 /// The `outbox` event of an entry that left the outbox: `sent` (its message came, with
@@ -193,4 +212,15 @@ struct OutboxLeftBody: Encodable, Sendable {
     var account: String
     var chatId: Int64
     var state: String
+
+    /// The same object as the encoder writes, by hand (one per message sent).
+    func json() -> [UInt8] {
+        var json = JSONWriter(capacity: 96)
+        json.raw(#"{"outboxId":"#); json.number(outboxId)
+        json.raw(#","account":"#); json.string(account)
+        json.raw(#","chatId":"#); json.number(chatId)
+        json.raw(#","state":"#); json.string(state)
+        json.raw("}")
+        return json.bytes
+    }
 }

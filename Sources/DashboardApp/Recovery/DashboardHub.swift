@@ -60,13 +60,13 @@ struct DashboardHub: Sendable {
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
         case let .outbox(entry, requestKey):
-            await feed.publish("outbox", OutboxEntryBody(entry, requestKey: requestKey))
+            await feed.publish("outbox", json: OutboxEntryBody(entry, requestKey: requestKey).json())
             // Its error closes when it leaves the outbox, or by the Try again that put it back in
             // the line (whose answer says what became of it); a refusal again updates it in place.
             if entry.state == .failed { await registry.raise(ErrorCatalog.sendFailed(entry, at: Date())) }
         case let .outboxLeft(account, outboxId, chatId, sent):
-            await feed.publish("outbox", OutboxLeftBody(outboxId: outboxId, account: account.description, chatId: chatId,
-                                                        state: sent ? "sent" : "deleted"))
+            await feed.publish("outbox", json: OutboxLeftBody(outboxId: outboxId, account: account.description, chatId: chatId,
+                                                              state: sent ? "sent" : "deleted").json())
             await registry.resolve(causeKey: UnsentMessage.causeKey(of: outboxId))
         case .problemRaised(let problem):
             await registry.raise(await attempter.error(for: problem))

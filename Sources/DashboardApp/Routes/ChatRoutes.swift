@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import HTTPCore
+import JSONText
 import Store
 
 /// `GET /api/chats?account=...` (newest activity first) and `POST /api/chats/{id}/read?account=...`
@@ -147,6 +148,20 @@ struct ChatBody: Encodable, Sendable {
         try container.encode(encrypted, forKey: .encrypted)
         try container.encode(membership, forKey: .membership)
         try container.encode(unreadable, forKey: .unreadable)
+    }
+
+    /// The same object as `encode(to:)` writes, by hand: a batch of messages carries the chats
+    /// it changed, on every event.
+    func write(to json: inout JSONWriter) {
+        json.raw(#"{"id":"#); json.number(id)
+        json.raw(#","name":"#); if let name { json.string(name) } else { json.null() }
+        json.raw(#","messageCount":"#); json.number(messageCount)
+        json.raw(#","unread":"#); json.number(unread)
+        json.raw(#","lastMessageAt":"#); if let lastMessageAt { json.string(lastMessageAt) } else { json.null() }
+        json.raw(#","encrypted":"#); json.bool(encrypted)
+        json.raw(#","membership":"#); json.string(membership)
+        json.raw(#","unreadable":"#); json.bool(unreadable)
+        json.raw("}")
     }
 }
 
