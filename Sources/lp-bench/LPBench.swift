@@ -152,7 +152,7 @@ enum LPBench {
                                                    fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
             case "send":
-                Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "2000")) ?? 2000,
+                Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "5000")) ?? 5000,
                                                         rounds: Int(option("--rounds", in: arguments, default: "5")) ?? 5,
                                                         clicks: Int(option("--clicks", in: arguments, default: "100")) ?? 100))
             case "pixel":

@@ -42,7 +42,7 @@ enum Report {
         }
         await section("end-to-end ingest") { try EndToEndBenchmark.run(messages: quick ? 50_000 : 200_000, rounds: quick ? 1 : 3) }
         await section("sending through the outbox") {
-            try SendBenchmark.run(messages: quick ? 500 : 2000, rounds: quick ? 1 : 5, clicks: quick ? 30 : 100)
+            try SendBenchmark.run(messages: quick ? 500 : 5000, rounds: quick ? 1 : 5, clicks: quick ? 30 : 100)
         }
         await section("publish to pixel vs nginx + Nchan, in Chromium") { try PixelBenchmark.run(messages: quick ? 50 : 200) }
         await section("idle, and 10,000 idle connections") { try IdleBenchmark.run(connections: 10_000, seconds: quick ? 3 : 10) }
