@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include "CShims.h"
+#include <pthread.h>
+#include <string.h>
 
 int cshims_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms) {
     struct epoll_event buffer[256];
@@ -48,4 +50,11 @@ int cshims_netlink_route_socket(void) {
 
 int cshims_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
+void cshims_name_this_thread(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    pthread_setname_np(pthread_self(), truncated);
 }

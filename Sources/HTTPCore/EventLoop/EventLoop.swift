@@ -58,7 +58,12 @@ public final class EventLoop: TaskExecutor, SerialExecutor, @unchecked Sendable 
             throw SystemError.last("eventfd")
         }
         _ = cshims_epoll_ctl(epollFD, CSHIMS_EPOLL_CTL_ADD, wakeFD, CSHIMS_EPOLLIN, UInt64(UInt32(bitPattern: wakeFD)))
-        let thread = Thread { [self] in run() }
+        // Named from inside: Foundation's name on a Thread not yet started does not reach the
+        // system's thread, and `top -H` or a profile would tell no loop apart.
+        let thread = Thread { [self] in
+            cshims_name_this_thread(name)
+            run()
+        }
         thread.name = name
         thread.start()
     }
