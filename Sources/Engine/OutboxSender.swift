@@ -53,10 +53,13 @@ public enum SendTryResult: Sendable, Equatable {
 /// but cost a commit per message. This actor answers for it: it is `sending` to the page, and its
 /// Delete is refused.
 ///
-/// Requests go one at a time, but the store does not hold them up: a sent message is stored
-/// behind the ones sent before it while the next one goes (a crash in between leaves it in the
-/// outbox, and the same key again is the same message upstream). The line is read from the store
-/// a few dozen entries at a time, once what was sent from the last read has left it.
+/// Requests go one at a time, but the store does not hold them up: sent messages are stored
+/// behind the sends, together, while the last of the line read goes (or once a line's worth
+/// waits, a try fails, or the loop is to wait). A crash in between leaves them in the outbox, and
+/// the same key again is the same message upstream. Meanwhile their echoes usually come through
+/// sync and take them out of the outbox in the sync's own commit, so a run of sends costs the
+/// store little more than what it receives. The line is read a few dozen entries at a time,
+/// leaving out the ones still being stored.
 public actor OutboxSender {
     private let store: any OutboxStore
     private let upstream: any MessageSending
@@ -106,8 +109,9 @@ public actor OutboxSender {
     /// Writes `text` into the outbox of `chat` under the page's `requestKey` (the same key again
     /// is the first answer), with a new key for the upstream, and wakes the loop.
     public func write(_ text: String, to chat: Int64, requestKey: String) async throws(StoreError) -> OutboxAdmission {
-        let admission = try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: "lp-" + UUID().uuidString.lowercased(),
-                                                createdAt: Timestamp.string(environment.now()))
+        let now = environment.now()
+        let admission = try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: SendKey.make(at: now, random: { random.next() }),
+                                                createdAt: Timestamp.string(now))
         if case .queued(let entry) = admission {
             emit(.outbox(entry, requestKey: requestKey))
             wake(.written)
@@ -188,6 +192,7 @@ public actor OutboxSender {
                 await pause(duration, reason)
             }
         }
+        storeWhatWasSent()
         await storing?.value
     }
 
@@ -195,10 +200,14 @@ public actor OutboxSender {
     /// The entry it would send is `sending` from here, so a Delete in between cannot slip past.
     private func nextAction() async -> (SendPolicy.Action, SendSession?, upstreamChat: String?) {
         if line.isEmpty {
-            // What is being stored is still in the outbox until it is stored.
-            await storing?.value
+            storeWhatWasSent()
             do {
-                if !storeFailing { line = try await store.nextToSend(of: account, limit: Self.lineLength) }
+                if !storeFailing {
+                    // What is being stored is still in the outbox until it is stored: read past it.
+                    let beingStored = entriesStoring
+                    line = try await store.nextToSend(of: account, limit: Self.lineLength + beingStored.count)
+                        .filter { !beingStored.contains($0.entry.id) && !entriesStoring.contains($0.entry.id) }
+                }
             } catch {
                 log.warning("cannot read the outbox: \(error)")
                 storeFailing = true
@@ -215,8 +224,11 @@ public actor OutboxSender {
         let action = policy.next(live: session != nil, oldestQueued: next.entry)
         if case .send = action {
             line.removeAll { $0.entry.id == next.entry.id }
+            // The last of the line: what was sent before it is stored while it goes.
+            if line.isEmpty { storeWhatWasSent() }
         } else {
             entryBeingSent = nil
+            storeWhatWasSent()
         }
         return (action, session, next.upstreamChat)
     }
@@ -239,24 +251,37 @@ public actor OutboxSender {
         } catch {
             if error != .cancelled { log.info("message \(entry.id) (try \(sending.attempts)): \(error)") }
             line = []  // an entry not sent goes first again, in its place
+            storeWhatWasSent()
             await perform(policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53)), for: sending)
         }
     }
 
-    /// Stores what the upstream answered, which takes the entry out of the outbox, after the
-    /// messages sent before it; the next send does not wait for it. What was sent while a store
-    /// was under way is stored together, in one transaction.
+    /// Keeps what the upstream answered to be stored after the messages sent before it, which
+    /// takes the entry out of the outbox; the next send does not wait for it. It is stored with
+    /// the rest of its line, or as soon as a line's worth waits.
     private func storeBehind(_ sent: UpstreamMessage, for entry: OutboxEntry) {
         entriesStoring.insert(entry.id)
         toStore.append((sent, entry))
-        guard storing == nil else { return }
+        if line.isEmpty || toStore.count >= Self.lineLength { storeWhatWasSent() }
+    }
+
+    /// Whether what waits to be stored should go now rather than with more: the line is sent, a
+    /// line's worth waits, or nothing is being sent.
+    private var storingIsDue: Bool {
+        !toStore.isEmpty && (line.isEmpty || toStore.count >= Self.lineLength || entryBeingSent == nil)
+    }
+
+    /// Starts storing what waits, unless a store is under way (which takes it next, in one
+    /// transaction).
+    private func storeWhatWasSent() {
+        guard storing == nil, !toStore.isEmpty else { return }
         storing = Task {
             await self.storeWhatWaits()
         }
     }
 
     private func storeWhatWaits() async {
-        while !toStore.isEmpty {
+        repeat {
             let batch = toStore
             toStore = []
             do {
@@ -283,7 +308,7 @@ public actor OutboxSender {
                 storeFailing = true
             }
             entriesStoring.subtract(batch.map(\.entry.id))
-        }
+        } while storingIsDue
         storing = nil
     }
 

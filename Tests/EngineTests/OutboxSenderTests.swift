@@ -243,7 +243,7 @@ struct OutboxSenderTests {
         #expect(try await store.chats(of: .primary).allSatisfy { $0.unread == 0 }, "what the person wrote is never unread")
     }
 
-    @Test(.timeLimit(.minutes(1))) func theNextMessagesGoWhileTheLastIsStoredAndAreStoredTogetherAfterIt() async throws {
+    @Test(.timeLimit(.minutes(1))) func whatOneReadOfTheLineSentIsStoredTogetherWhileItsLastGoes() async throws {
         try await chats()
         // All in the line before the sender's first look, so its first read takes them together.
         var written: [OutboxEntry] = []
@@ -253,7 +253,7 @@ struct OutboxSenderTests {
             written.append(entry)
         }
         let inbox = ChatInbox(clock: clock)
-        inbox.next(.answer, .answer, .answer, .hang)  // the fourth stays on its way: all before it were answered
+        inbox.next(.answer, .answer, .answer, .hang)  // the last stays on its way: all before it were answered
         let gated = HeldRecording(store)
         gated.holdNextRecording()
         var running = start(inbox, store: gated)
@@ -263,16 +263,34 @@ struct OutboxSenderTests {
             guard case .outbox(let entry, _) = event else { return false }
             return entry.id == written[3].id && entry.state == .sending
         })
-        #expect(inbox.kept == ["one", "two", "three"], "two and three sent while one is being stored")
+        #expect(inbox.kept == ["one", "two", "three"], "none waited for a store")
         #expect(try await store.outbox().map(\.text) == ["one", "two", "three", "four"], "each in the outbox until stored")
         #expect(await running.sender.entriesBeingSent == Set(written.map(\.id)), "each sending to the page")
         #expect(try await running.sender.discard(written[0].id) == .sending)
         gated.release()
         await events(of: &running, until: left(3))
-        #expect(gated.batches == [["one"], ["two", "three"]], "what was sent meanwhile is stored in one transaction")
+        #expect(gated.batches == [["one", "two", "three"]], "one transaction for the line, begun as its last went")
         #expect(try await store.outbox().map(\.text) == ["four"])
         #expect(try await storedTexts() == ["hi", "one", "two", "three"])
         #expect(await running.sender.entriesBeingSent == [written[3].id])
+    }
+
+    @Test(.timeLimit(.minutes(1))) func whatWasSentBeforeALostAnswerIsStoredBeforeTheBackoffIsWaitedOut() async throws {
+        try await chats()
+        for text in ["one", "two", "three"] {
+            guard case .queued = try await store.enqueue(text, to: 1, of: .primary, requestKey: text, upstreamKey: "lp-\(text)",
+                                                         createdAt: "2026-12-03T08:00:00.000Z") else { return }
+        }
+        let inbox = ChatInbox(clock: clock)
+        // The second's answer is lost with the third still in the line: the first waits for no more.
+        inbox.next(.answer, .loseAnswer(.unreachable("connection reset")))
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        await events(of: &running, until: left(1))
+        await clock.waitForSleepers(1)
+        #expect(try await storedTexts() == ["hi", "one"], "stored with the clock still at the start of the backoff")
+        #expect(try await store.outbox().map(\.text) == ["two", "three"])
+        #expect(await running.sender.entriesBeingSent.isEmpty)
     }
 
     @Test func aLostAnswerGoesAgainUnderTheSameKeyAfterABackoffAndTheChatKeepsItOnce() async throws {
