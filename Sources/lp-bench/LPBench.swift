@@ -87,6 +87,11 @@ enum LPBench {
             exit(2)
         }
         arguments.removeFirst()
+        // `lp-bench send --help` tells how to run it; it does not start a measure.
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            return
+        }
 
         // Raise the open-file limit to its hard maximum: the idle benchmark holds thousands of sockets.
         var limit = rlimit()
