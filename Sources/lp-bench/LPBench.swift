@@ -52,7 +52,7 @@ enum LPBench {
               send     writing back: messages/s through the dashboard's outbox to the built-in simulator vs a client
                        posting the same messages to it directly (one chat; ten chats over both accounts), and a
                        local echo's time from a click on Send to the page's DOM in headless Chromium
-                         --messages 2000  --rounds 5  --clicks 100
+                         --messages 5000  --rounds 5  --clicks 100
               pixel    publish to pixel: a message published from the page to the built-in simulator until its row
                        is in the page's DOM, in headless Chromium, one at a time, vs a minimal page long-polling
                        nginx + Nchan in the same browser     --messages 200
