@@ -55,8 +55,9 @@ struct FanOutClient {
         /// Where the search for the end of the head goes on from.
         var scanned = 0
         var cursor: Int64 = 0
-        var lastModified = ""
-        var etag = ""
+        /// Nchan's `Last-Modified` and `Etag` of the last answer, as sent back with the next poll.
+        var lastModified: [UInt8] = []
+        var etag: [UInt8] = []
         /// Whether a poll is on the wire now.
         var armed = false
         /// When the round's message was read in full (ns, monotonic), 0 before.
@@ -72,20 +73,26 @@ struct FanOutClient {
         var events = [UInt32](repeating: 0, count: 256)
         var data = [UInt64](repeating: 0, count: 256)
         var chunk = [UInt8](repeating: 0, count: 16_384)
+        /// The poll request as it goes out, its fixed parts made once: nothing is allocated to arm a poll.
+        let pollHead: [UInt8]
+        let pollTail: [UInt8]
+        var request: [UInt8] = []
     }
 
     /// An answer's head: what re-arming needs.
     private struct Head {
         var status: Int
         var contentLength: Int
-        var lastModified: String?
-        var etag: String?
+        var lastModified: ArraySlice<UInt8>?
+        var etag: ArraySlice<UInt8>?
     }
 
     func run() throws -> Result {
         let poller = cshims_epoll_create()
         guard poller >= 0 else { throw BenchError("epoll_create: \(String(cString: strerror(errno)))") }
-        var loop = Loop(connections: [], poller: poller)
+        let (pollHead, pollTail) = pollRequestParts()
+        var loop = Loop(connections: [], poller: poller, pollHead: pollHead, pollTail: pollTail)
+        loop.request.reserveCapacity(pollHead.count + pollTail.count + 256)
         defer {
             close(poller)
             for connection in loop.connections { close(connection.fd) }
@@ -106,7 +113,7 @@ struct FanOutClient {
         let clientBefore = Self.threadCPU()
         let runID = UInt64.random(in: 0...UInt64.max)
         for round in 0..<(warmupRounds + rounds) {
-            for index in loop.connections.indices where !loop.connections[index].armed { try arm(&loop.connections[index]) }
+            for index in loop.connections.indices where !loop.connections[index].armed { try arm(index, in: &loop) }
             try waitUntilParked(&loop)
             let token = "lp-fanout-\(String(runID, radix: 36))-\(round)"
             let publisher = try Self.connect(port: peer.port, blocking: true)
@@ -131,18 +138,39 @@ struct FanOutClient {
 
     // MARK: The protocols
 
-    private func pollRequest(_ connection: Subscriber) -> [UInt8] {
+    /// The poll request's fixed parts: before the cursor and after it (the dashboard), or before
+    /// the conditional headers and after them (Nchan).
+    private func pollRequestParts() -> (head: [UInt8], tail: [UInt8]) {
         switch peer {
         case .dashboard(let port, let token):
-            var request = Array("GET /api/poll?since=".utf8)
-            request.reserveCapacity(256)
-            Self.appendDecimal(connection.cursor, to: &request)
-            request += Array("&timeout=30&visible=1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(Self.authorization(token))Accept: application/json\r\n\r\n".utf8)
-            return request
+            (Array("GET /api/poll?since=".utf8),
+             Array("&timeout=30&visible=1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(Self.authorization(token))Accept: application/json\r\n\r\n".utf8))
         case .nchan(let port, let channel):
-            let since = connection.etag.isEmpty ? "" : "If-Modified-Since: \(connection.lastModified)\r\nIf-None-Match: \(connection.etag)\r\n"
-            return Array("GET /sub?id=\(channel) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: */*\r\n\(since)\r\n".utf8)
+            (Array("GET /sub?id=\(channel) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: */*\r\n".utf8), Array("\r\n".utf8))
         }
+    }
+
+    private static let ifModifiedSince = Array("If-Modified-Since: ".utf8)
+    private static let ifNoneMatch = Array("\r\nIf-None-Match: ".utf8)
+    private static let lineEnd = Array("\r\n".utf8)
+
+    /// Writes the poll request for `connection` into `request`.
+    private func pollRequest(_ connection: Subscriber, into request: inout [UInt8], head: [UInt8], tail: [UInt8]) {
+        request.removeAll(keepingCapacity: true)
+        request += head
+        switch peer {
+        case .dashboard:
+            Self.appendDecimal(connection.cursor, to: &request)
+        case .nchan:
+            if !connection.etag.isEmpty {
+                request += Self.ifModifiedSince
+                request += connection.lastModified
+                request += Self.ifNoneMatch
+                request += connection.etag
+                request += Self.lineEnd
+            }
+        }
+        request += tail
     }
 
     private func publishRequest(token: String, csrf: String) -> [UInt8] {
@@ -203,9 +231,10 @@ struct FanOutClient {
 
     // MARK: The loop
 
-    private func arm(_ connection: inout Subscriber) throws {
-        try Self.write(pollRequest(connection), to: connection.fd)
-        connection.armed = true
+    private func arm(_ index: Int, in loop: inout Loop) throws {
+        pollRequest(loop.connections[index], into: &loop.request, head: loop.pollHead, tail: loop.pollTail)
+        try Self.write(loop.request, to: loop.connections[index].fd)
+        loop.connections[index].armed = true
     }
 
     /// Lets the polls park (`settleMilliseconds`, then until the server counts them all),
@@ -267,7 +296,7 @@ struct FanOutClient {
                     loop.connections[index].deliveredAt = Self.now()
                     delivered += 1
                 } else {
-                    try arm(&loop.connections[index])
+                    try arm(index, in: &loop)
                 }
             }
         }
@@ -287,8 +316,10 @@ struct FanOutClient {
             connection.cursor = cursor
         case .nchan:
             if let lastModified = head.lastModified, let etag = head.etag {
-                connection.lastModified = lastModified
-                connection.etag = etag
+                connection.lastModified.removeAll(keepingCapacity: true)
+                connection.lastModified += lastModified
+                connection.etag.removeAll(keepingCapacity: true)
+                connection.etag += etag
             }
             guard head.status == 200 else {
                 guard head.status == 304 || head.status == 408 else { throw BenchError("a subscriber was answered \(head.status)") }
@@ -341,7 +372,7 @@ struct FanOutClient {
     private static let transferEncoding = Array("transfer-encoding".utf8)
 
     /// The status and the few headers needed, read in place: names compared without allocating,
-    /// a value made into a `String` only for the headers kept.
+    /// the values kept as slices of the answer.
     private static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
         guard bytes.count > 12 else { throw BenchError("not an HTTP answer") }
         let start = bytes.startIndex
@@ -373,9 +404,9 @@ struct FanOutClient {
         if named(contentLength) {
             head.contentLength = value.reduce(0) { $0 * 10 + Int($1 &- 48) }
         } else if named(lastModified) {
-            head.lastModified = String(decoding: value, as: UTF8.self)
+            head.lastModified = value
         } else if named(etag) {
-            head.etag = String(decoding: value, as: UTF8.self)
+            head.etag = value
         } else if named(transferEncoding) {
             throw BenchError("a chunked answer: this client reads Content-Length answers only")
         }
@@ -384,14 +415,14 @@ struct FanOutClient {
     // MARK: Small pieces
 
     private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        var digits: [UInt8] = []
+        if value < 0 { bytes.append(45) }
+        let start = bytes.count
         var rest = value.magnitude
         repeat {
-            digits.append(UInt8(48 + rest % 10))
+            bytes.append(UInt8(48 + rest % 10))
             rest /= 10
         } while rest > 0
-        if value < 0 { bytes.append(45) }
-        bytes += digits.reversed()
+        bytes[start...].reverse()
     }
 
     private static func authorization(_ token: String?) -> String {
