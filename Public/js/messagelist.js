@@ -18,6 +18,8 @@ const FOLLOW_SLACK_PX = 4;
 /** How fast following scrolls up to new rows: the way left shrinks by e every this many ms. */
 const FOLLOW_EASE_MS = 90;
 const NEAR_END_SCREENS = 2;
+/** `contentFrame` when new rows were put in place between frames: the next frame draws them. */
+const NEXT_FRAME = Symbol("next frame");
 
 export class MessageList {
   /** `onNearEnd()` is called when the reader nears the oldest loaded message and `hasOlder` is
@@ -46,7 +48,7 @@ export class MessageList {
     this.followScrolling = false; // the page itself is scrolling up to the newest
     this.followStepQueued = false; // its next step is due at the next frame
     this.lastFollowStep = null; // when it took the last one
-    this.contentFrame = null; // the last frame that laid out new content
+    this.contentFrame = null; // the last frame that laid out new content (NEXT_FRAME: the coming one)
     this.placedTop = null; // where the page itself last put the view (a layout or a follow step)
     // Room below everything while following: a list shorter than the pane could not be scrolled
     // to keep its rows in place, and they would be pushed down instead.
@@ -124,8 +126,18 @@ export class MessageList {
       this.followDue = true;
       this.followNewer += newer;
     } else if (newer) this.setUnseen(this.unseen + newer);
-    this.schedule();
+    if (newer) this.renderNow(); else this.schedule();
     return fresh.length;
+  }
+
+  /** Lays new messages out in the task that brought them: waiting for the next frame added up to
+   *  16 ms to a message's way into the page. The page's poll is what paces it: one answer at a
+   *  time, and what comes while a layout runs waits in the next answer. A hidden page draws no
+   *  frames and lays out nothing until it is shown. */
+  renderNow() {
+    if (document.hidden) return this.schedule();
+    this.contentFrame = NEXT_FRAME;
+    this.render();
   }
 
   /** A stored message changed (its sender edited it): its row shows the new text in place. */
@@ -326,7 +338,8 @@ export class MessageList {
       if (!this.followScrolling) return;
       // A frame that puts new rows in place does not scroll too: the reader is shown the rows
       // where they were, then the view moves (both in one frame is drawn as a jump).
-      if (this.contentChanged || this.contentFrame === now) {
+      if (this.contentChanged || this.contentFrame === now || this.contentFrame === NEXT_FRAME) {
+        if (this.contentFrame === NEXT_FRAME) this.contentFrame = now;
         this.scrollUpToNewest();
         return;
       }
@@ -353,6 +366,9 @@ export class MessageList {
     const view = this.scroller.clientHeight || 600;
     const count = this.items.length;
     let first = Math.max(0, this.rowAt(tops, scrollTop - view) );
+    // On its way up to the newest, the view is going to the rows above it: they are in the DOM
+    // already, not only once the view comes within a screen of them.
+    if (this.followScrolling || this.followDue) first = 0;
     let last = Math.min(count - 1, this.rowAt(tops, scrollTop + 2 * view));
     if (last - first + 1 > MAX_ROWS) {
       const inView = Math.max(0, this.rowAt(tops, scrollTop));
