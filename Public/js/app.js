@@ -159,13 +159,16 @@ function applyEvents(events) {
 function addMessages(account, messages, notify, caughtUp) {
   // What the person wrote here is theirs: it is shown, never announced to them.
   const fresh = messages.filter((message) => !lists[account].has(message.id) && message.outboxId == null);
+  // Whether the person was looking at the newest when these came: once they are laid out, the
+  // view stays where it was for a frame before it moves up to them.
+  const inView = newestInView(account);
   lists[account].add(messages.map((message) => ({ ...message, account })));
   if (!notify || fresh.length === 0) return;
   const { action, fresh: untold } = decideNotice(account, fresh.map((message) => message.id));
   const told = fresh.filter((message) => untold.includes(message.id));
   const last = told.at(-1);
   if (action === "toast") {
-    const notice = messageNotice({ count: told.length, last, caughtUp, inView: newestInView(account) });
+    const notice = messageNotice({ count: told.length, last, caughtUp, inView });
     if (notice.kind !== "none") {
       const node = messagesToast(notice, told.length, notice.kind === "summary" ? interruptions : "");
       if (notice.quote && last) node.dataset.quoted = `${account}/${last.id}`;
