@@ -204,9 +204,10 @@ public actor OutboxSender {
             do {
                 if !storeFailing {
                     // What is being stored is still in the outbox until it is stored: read past it.
+                    // (Only this loop adds to them, so what was being stored when it read is all.)
                     let beingStored = entriesStoring
                     line = try await store.nextToSend(of: account, limit: Self.lineLength + beingStored.count)
-                        .filter { !beingStored.contains($0.entry.id) && !entriesStoring.contains($0.entry.id) }
+                        .filter { !beingStored.contains($0.entry.id) }
                 }
             } catch {
                 log.warning("cannot read the outbox: \(error)")
@@ -224,8 +225,8 @@ public actor OutboxSender {
         let action = policy.next(live: session != nil, oldestQueued: next.entry)
         if case .send = action {
             line.removeAll { $0.entry.id == next.entry.id }
-            // The last of the line: what was sent before it is stored while it goes.
-            if line.isEmpty { storeWhatWasSent() }
+            // If this is the last of the line, what was sent before it is stored while it goes.
+            storeWhatWasSent()
         } else {
             entryBeingSent = nil
             storeWhatWasSent()
@@ -262,7 +263,7 @@ public actor OutboxSender {
     private func storeBehind(_ sent: UpstreamMessage, for entry: OutboxEntry) {
         entriesStoring.insert(entry.id)
         toStore.append((sent, entry))
-        if line.isEmpty || toStore.count >= Self.lineLength { storeWhatWasSent() }
+        storeWhatWasSent()
     }
 
     /// Whether what waits to be stored should go now rather than with more: the line is sent, a
@@ -271,10 +272,10 @@ public actor OutboxSender {
         !toStore.isEmpty && (line.isEmpty || toStore.count >= Self.lineLength || entryBeingSent == nil)
     }
 
-    /// Starts storing what waits, unless a store is under way (which takes it next, in one
-    /// transaction).
+    /// Starts storing what waits if that is due, unless a store is under way (which takes it
+    /// next, in one transaction, if it is due by then).
     private func storeWhatWasSent() {
-        guard storing == nil, !toStore.isEmpty else { return }
+        guard storing == nil, storingIsDue else { return }
         storing = Task {
             await self.storeWhatWaits()
         }
