@@ -55,7 +55,9 @@ export class MessageList {
     this.slack = element("div", { className: "follow-slack", attributes: { "aria-hidden": "true" } });
     scroller.append(this.slack);
     scroller.addEventListener("scroll", () => {
-      if (this.atTop() && !this.followScrolling) {
+      // The page's own steps up to the newest are not the reader's: nothing to read for them
+      // (reading the position would lay the page out before the frame does).
+      if (!this.followScrolling && this.atTop()) {
         this.slack.style.height = "0px";
         if (this.unseen) this.setUnseen(0);
       }
@@ -200,9 +202,12 @@ export class MessageList {
 
   atTop() { return this.scroller.scrollTop <= FOLLOW_SLACK_PX; }
 
+  /** True when the newest messages are what the pane shows, or what it is scrolling up to. */
+  showsNewest() { return this.followScrolling || this.atTop(); }
+
   /** True when the reader follows the newest messages: at the top (or on the way there by the
    *  page's own scrolling) with nothing selected in the pane. */
-  following() { return (this.followScrolling || this.atTop()) && !this.selectionInside(); }
+  following() { return this.showsNewest() && !this.selectionInside(); }
 
   /** True when part of the current selection is in this pane: the reader is busy with it. */
   selectionInside() {

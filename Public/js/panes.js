@@ -52,10 +52,10 @@ export function makePanes({ isReachable }) {
 }
 
 /** Whether `account`'s newest messages are on screen now: its pane is in view, follows the
- *  newest (the reader is at the top), and no dialog covers it. */
+ *  newest (the reader is at the top, or the pane is scrolling up to it), and no dialog covers it. */
 export function newestInView(account) {
   const list = lists[account];
-  return inView[account] && !$(`#pane-${account}`).hidden && list.atTop() && !document.querySelector("dialog[open]");
+  return inView[account] && !$(`#pane-${account}`).hidden && list.showsNewest() && !document.querySelector("dialog[open]");
 }
 
 /** What the pane says around its messages: its account's name, nothing yet, older ones to load,
