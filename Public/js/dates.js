@@ -13,8 +13,22 @@ function asDate(value) {
 
 const sameDay = (a, b) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
 
+/** One formatter per locale and way of saying: making one costs about as much as 50 uses, and a
+ *  page of messages says a hundred moments at once. */
+const formatters = new Map();
+
+function format(date, locale, options) {
+  const key = `${locale ?? ""}|${JSON.stringify(options)}`;
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat(locale, options);
+    formatters.set(key, formatter);
+  }
+  return formatter.format(date);
+}
+
 function timeOfDay(date, locale) {
-  return date.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" });
+  return format(date, locale, { hour: "2-digit", minute: "2-digit" });
 }
 
 /** When `value` (a Date, ISO text or milliseconds) was, said for a person, as of `now`. */
@@ -29,7 +43,7 @@ export function formatWhen(value, now = new Date(), locale = undefined) {
   const yesterday = new Date(current);
   yesterday.setDate(current.getDate() - 1);
   if (sameDay(date, yesterday)) return `Yesterday ${timeOfDay(date, locale)}`;
-  const day = date.toLocaleDateString(locale, {
+  const day = format(date, locale, {
     day: "numeric", month: "short", ...(date.getFullYear() === current.getFullYear() ? {} : { year: "numeric" }),
   });
   return `${day} ${timeOfDay(date, locale)}`;
@@ -51,7 +65,7 @@ export function dayHeading(value, now = new Date(), locale = undefined) {
   const yesterday = new Date(current);
   yesterday.setDate(current.getDate() - 1);
   if (sameDay(date, yesterday)) return "Yesterday";
-  return date.toLocaleDateString(locale, {
+  return format(date, locale, {
     weekday: "long", day: "numeric", month: "long", ...(date.getFullYear() === current.getFullYear() ? {} : { year: "numeric" }),
   });
 }
@@ -60,5 +74,5 @@ export function dayHeading(value, now = new Date(), locale = undefined) {
 export function exactTime(value, locale = undefined) {
   const date = asDate(value);
   if (!date) return "";
-  return date.toLocaleString(locale, { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return format(date, locale, { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }

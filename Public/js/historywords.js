@@ -1,7 +1,10 @@
 // What the page says of fetching a Matrix account's older history (CONTRACT section 10): a plain
 // function of the server's `history` value, tested with Node's own runner.
 
-const count = new Intl.NumberFormat("en");
+// Made on first use: the first number formatter of a page costs milliseconds, and most pages
+// never fetch older history.
+let numbers = null;
+const count = { format: (value) => (numbers ??= new Intl.NumberFormat("en")).format(value) };
 
 /** "Fetching older history: 12,400 messages so far, 3 rooms left", or "" once it is complete. */
 export function historyWords(history) {
