@@ -45,6 +45,18 @@ export function markAnnounced(announced, account, fresh) {
 /** An action this recent says where the person is now. */
 export const RECENT_ACTION_MS = 15_000;
 
+/** How often a tab repeats that the person still acts in it (every key and click would flood
+ *  the channel for nothing). */
+export const ACTED_REPEAT_MS = 1000;
+
+/** Whether an action in this tab is said to the others now: always when they last heard of an
+ *  action in another tab (where the person is has changed, and an alert their action causes may
+ *  come within milliseconds), else at most once every `ACTED_REPEAT_MS`. `lastActor` is what
+ *  this tab knew before the action, `lastSaidAt` when it last said one. */
+export function actedIsSaid({ tabId, lastActor, now, lastSaidAt }) {
+  return lastActor?.tabId !== tabId || now - lastSaidAt >= ACTED_REPEAT_MS;
+}
+
 /** Where an alert-presented error shows in this tab: `"dialog"` (modal) or `"note"` (a quiet
  *  toast with Show, the error's options in the banner). The tab that caused it (its own attempt's
  *  answer) shows the dialog; else the tab where the person acted within `RECENT_ACTION_MS`; else

@@ -3,7 +3,7 @@
 // a word; localStorage keeps which messages were announced, and a summary for later, across
 // reloads. The rules are tabrules.js; this module only carries what they need.
 
-import { alertPlacement, markAnnounced, noticeFor } from "./tabrules.js";
+import { actedIsSaid, alertPlacement, markAnnounced, noticeFor } from "./tabrules.js";
 
 const CHANNEL = "lp-dashboard";
 const HEARTBEAT_MS = 5000;
@@ -44,17 +44,18 @@ export function startTabs(currentEpoch) {
   channel.onmessage = heard;
   say("hello");
   const acted = () => {
-    lastActor = { tabId, at: Date.now() };
-    // Said at once (the alert it causes can come within milliseconds), at most once a second.
-    if (Date.now() - lastActedSaid < 1000) return;
-    lastActedSaid = Date.now();
+    const now = Date.now();
+    const said = actedIsSaid({ tabId, lastActor, now, lastSaidAt: lastActedSaid });
+    lastActor = { tabId, at: now };
+    if (!said) return;
+    lastActedSaid = now;
     say("acted");
   };
   for (const type of ["pointerdown", "keydown"]) document.addEventListener(type, acted, { capture: true });
   // A tab the person turns to is where they are now.
   document.addEventListener("visibilitychange", () => {
     if (visibleHere()) {
-      lastActedSaid = 0;
+      lastActedSaid = -Infinity;
       acted();
     } else {
       say("beat");

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  alertPlacement, HIDDEN_CLAIM_MS, livePeers, markAnnounced, noticeFor, RECENT_ACTION_MS, VISIBLE_CLAIM_MS,
+  ACTED_REPEAT_MS, actedIsSaid, alertPlacement, HIDDEN_CLAIM_MS, livePeers, markAnnounced, noticeFor, RECENT_ACTION_MS, VISIBLE_CLAIM_MS,
 } from "../../Public/js/tabrules.js";
 
 const now = 1_000_000;
@@ -55,4 +55,13 @@ test("an alert opens where it was caused or where the person acted; the others g
   assert.equal(alertPlacement({ ...base, lastActor: acted("a", RECENT_ACTION_MS + 1) }), "note", "nobody acts now: where they did last");
   assert.equal(alertPlacement({ ...base, lastActor: null }), "dialog", "nobody acted: every visible tab");
   assert.equal(alertPlacement({ ...base, lastActor: null, visible: false }), "note");
+});
+
+test("an action is told to the other tabs at once when the person comes from another tab, else once a second", () => {
+  const here = (lastActor, lastSaidAt) => actedIsSaid({ tabId: "a", lastActor, now, lastSaidAt });
+  assert.equal(here({ tabId: "b", at: now - 10 }, now - 10), true,
+    "the person acted in b since this tab last said so (two windows used within a second)");
+  assert.equal(here(null, now - 10), true, "nobody acted yet as far as this tab knows");
+  assert.equal(here({ tabId: "a", at: now - 10 }, now - 10), false, "typing on in this tab: said a moment ago");
+  assert.equal(here({ tabId: "a", at: now - 10 }, now - ACTED_REPEAT_MS), true, "and again once a second");
 });
