@@ -10,9 +10,9 @@ import {
   refreshChats, renderHistoryProgress, renderOutbox, setOutbox, wireChats, wireOutbox,
 } from "./chats.js";
 import { formatWhen } from "./dates.js";
-import { sessionAndSnapshot } from "./firstload.js";
 import { $, element, refreshTimes, setReplyLookup } from "./dom.js";
 import { announce, attemptRunningHere, noteAttemptEvent, resetRemoteAttempts, setOff, setProcessReachable } from "./errors.js";
+import { sessionAndSnapshot } from "./firstload.js";
 import { focusFirst, restoreFocus, watchFocus } from "./focus.js";
 import { focusAfter } from "./focusrules.js";
 import { attemptEnded, problemRaised, resetProblems } from "./history.js";
@@ -311,7 +311,10 @@ function wireNotifications() {
   });
   // Asked without holding the page up: reading Notification.permission waits for the browser
   // (6 ms of a cold page here), the Permissions API answers later and tells of changes too.
-  if (!navigator.permissions) return render(Notification.permission);
+  if (!navigator.permissions) {
+    render(Notification.permission);
+    return;
+  }
   navigator.permissions.query({ name: "notifications" }).then((status) => {
     const tell = () => render(status.state === "prompt" ? "default" : status.state);
     tell();

@@ -1,6 +1,7 @@
-// The first load's two requests, the session and the snapshot, sent as soon as the page is
-// parsed (index.html runs this module before app.js): they travel while the rest of the page's
-// modules arrive and run, instead of after them. Both go out together; neither needs the other.
+// The first load's two requests, the session and the snapshot, sent as soon as this module
+// arrives (index.html runs it on its own, async, before app.js): they travel while the rest of
+// the page's modules arrive and run, instead of after them. Both go out together; neither needs
+// the other.
 
 import { getJSON, loadSession } from "./api.js";
 
