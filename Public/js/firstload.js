@@ -4,6 +4,7 @@
 // the other.
 
 import { getJSON, loadSession } from "./api.js";
+import { exactTime } from "./dates.js";
 
 /** A request's outcome, kept without an unhandled rejection until the page asks for it. */
 const settled = (promise) => promise.then((value) => ({ value }), (failure) => ({ failure }));
@@ -11,6 +12,10 @@ const settled = (promise) => promise.then((value) => ({ value }), (failure) => (
 const request = () => [settled(loadSession()), settled(getJSON("/api/state"))];
 
 let early = request();
+
+// The page's first date formatter costs ICU milliseconds (the locale's date patterns); made while
+// the page waits for the answers and its other modules, the rows do not wait for it.
+exactTime(Date.now());
 
 /** The session and the snapshot: the answers already under way the first time, fresh requests
  *  after that (Try again). A failed session is the failure told, as it is the first one needed. */
