@@ -4,12 +4,12 @@
 // Made on first use: the first number formatter of a page costs milliseconds, and most pages
 // never fetch older history.
 let numbers = null;
-const count = { format: (value) => (numbers ??= new Intl.NumberFormat("en")).format(value) };
+const count = (value) => (numbers ??= new Intl.NumberFormat("en")).format(value);
 
 /** "Fetching older history: 12,400 messages so far, 3 rooms left", or "" once it is complete. */
 export function historyWords(history) {
   if (!history || history.complete || !(history.roomsPending > 0)) return "";
-  const rooms = `${count.format(history.roomsPending)} ${history.roomsPending === 1 ? "room" : "rooms"} left`;
+  const rooms = `${count(history.roomsPending)} ${history.roomsPending === 1 ? "room" : "rooms"} left`;
   if (!(history.fetched > 0)) return `Fetching older history: ${rooms}.`;
-  return `Fetching older history: ${count.format(history.fetched)} ${history.fetched === 1 ? "message" : "messages"} so far, ${rooms}.`;
+  return `Fetching older history: ${count(history.fetched)} ${history.fetched === 1 ? "message" : "messages"} so far, ${rooms}.`;
 }
