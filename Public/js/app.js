@@ -10,7 +10,7 @@ import {
   refreshChats, renderHistoryProgress, renderOutbox, setOutbox, wireChats, wireOutbox,
 } from "./chats.js";
 import { formatWhen } from "./dates.js";
-import { $, element, refreshTimes, setReplyLookup } from "./dom.js";
+import { $, element, oncePerFrame, refreshTimes, setReplyLookup } from "./dom.js";
 import { announce, attemptRunningHere, noteAttemptEvent, resetRemoteAttempts, setOff, setProcessReachable } from "./errors.js";
 import { sessionAndSnapshot } from "./firstload.js";
 import { focusFirst, restoreFocus, watchFocus } from "./focus.js";
@@ -151,7 +151,9 @@ function applyEvents(events) {
         break;
     }
   }
-  renderAll();
+  // New messages alone: their rows are in place already, the rest follows in the frame. Any
+  // other news is drawn whole at once, so no part of the page is left saying the state before it.
+  if (events.every((event) => event.type === "messages")) renderSoon(); else renderAll();
 }
 
 /** Adds messages to their pane; those that notify are told once across all the dashboard's
@@ -204,6 +206,9 @@ function accountName(account) {
 let interruptions = 0;
 let wasLive = false;
 let awayReturns = 0;
+
+/** The page as the feed changed it, drawn in the next frame (dom.js `oncePerFrame`). */
+const renderSoon = oncePerFrame(() => renderAll());
 
 function renderAll() {
   const status = pageStatus(state, Date.now());
@@ -415,7 +420,7 @@ function start(session, snapshot) {
   if (!wired) {
     makePanes({ isReachable: () => state.reachable });
     onPaneChange((account) => renderPane(account, { name: accountName(account), stale: pageStatus(state).stale, heardAt: formatWhen(state.lastHeardAt) }));
-    onUnreadChanged((count) => { unread = count; renderAll(); });
+    onUnreadChanged((count) => { unread = count; renderSoon(); });
     wireSurfaces({ getState: () => state, dispatch, render: renderAll, retryProcess: () => poller?.retryNow(), recheckAccess });
     wireOutbox({
       errorFor: (outboxId) => state.errors.find((error) => error.type === PROBLEM.sendFailed && error.outboxId === outboxId) ?? null,

@@ -7,7 +7,7 @@ import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from ".
 import { confirmOption, failureText, optionButtons, refreshButtons } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, messageText, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
+import { editedMark, element, messageText, oncePerFrame, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
@@ -120,7 +120,7 @@ export function chatsHeard(messageAccount, messages, changedChats) {
   if (messageAccount === account) {
     if (Array.isArray(changedChats)) {
       chats = withChatsOfNewMessages(chats, changedChats);
-      renderChats();
+      renderChatsSoon();
       if (answered !== refreshes) heardWhileAsking = true;
     } else if (refreshTimer === null) {
       refreshTimer = setTimeout(refreshChats, REFRESH_MS);
@@ -250,6 +250,9 @@ function renderExportLink() {
 function chatName(chat) {
   return chat.name ?? `Chat ${chat.id}`;
 }
+
+/** The list as stored messages changed it, drawn in the next frame (dom.js `oncePerFrame`). */
+const renderChatsSoon = oncePerFrame(() => renderChats());
 
 function renderChats() {
   const list = $("#chats");

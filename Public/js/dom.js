@@ -16,6 +16,23 @@ export function element(tag, { text, className, attributes } = {}, children = []
   return node;
 }
 
+/** `draw`, once in the next frame however often the returned function is asked before it. What
+ *  the feed changes besides its rows (lists, counts, the status) is drawn this way: the row is
+ *  put in place at once and the rest follows before that frame is painted, once for a burst. A
+ *  hidden tab draws no frames and its title is what the person sees of it: there it is at once. */
+export function oncePerFrame(draw) {
+  let queued = false;
+  return () => {
+    if (document.hidden) return draw();
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      draw();
+    });
+  };
+}
+
 /** Sets a node's text only when it changes (no needless mutation, no re-announcement). */
 export function setText(node, text) {
   if (node && node.textContent !== text) node.textContent = text;
