@@ -148,6 +148,8 @@ public actor HistoryFetcher {
         if !applied.changed.isEmpty || !applied.removed.isEmpty {
             emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
         }
+        // The storage figure moves as the pages are stored, not only when live messages come.
+        if let usage = applied.usage, !applied.fresh.isEmpty || !applied.removed.isEmpty { emit(.storage(usage)) }
         if page.next == nil { log.info("history of \(start.upstreamChat) is complete") }
         await announce(grew: applied.fresh.isEmpty ? nil : start.chatId)
         return nil

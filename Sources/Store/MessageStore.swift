@@ -156,6 +156,12 @@ public actor MessageStore {
         let outcome: AppliedBatch
         do {
             outcome = try connection.transaction { () throws -> AppliedBatch in
+                // A page of history may land after its chat was removed (an archive the person
+                // deleted): nothing of it is stored, so the chat does not come back.
+                if let older, try connection.scalarInt("SELECT count(*) FROM chats WHERE account = ?1 AND chat_id = ?2",
+                                                       .integer(account.rawValue), .integer(older.chatID)) == 0 {
+                    return AppliedBatch()
+                }
                 let insert = try connection.statement(StoreSQL.insertMessage)
                 let insertEvent = try connection.statement(StoreSQL.insertEventMessage)
                 let index = try connection.statement(StoreSQL.indexMessage)

@@ -123,7 +123,8 @@ struct HistoryFetcherTests {
     /// Runs a fetcher until its progress says `complete`, giving the clock's sleeps what `waits` says.
     private func runUntilComplete(_ room: RoomHistory, policy: HistoryPolicy = Self.pagesOf250,
                                   live: @escaping @Sendable () -> String? = { "token" },
-                                  onSleep: @escaping @Sendable (Duration?) -> Void = { _ in }) async throws -> [HistoryProgress] {
+                                  onSleep: @escaping @Sendable (Duration?) -> Void = { _ in },
+                                  onStorage: (StorageUsage) -> Void = { _ in }) async throws -> [HistoryProgress] {
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let fetcher = HistoryFetcher(store: store, upstream: room, policy: policy, environment: EngineEnvironment(clock: clock),
                                      liveSession: { live() }, emit: { sink.yield($0) })
@@ -142,6 +143,7 @@ struct HistoryFetcherTests {
         }
         defer { watcher.cancel() }
         for await event in events {
+            if case .storage(let usage) = event { onStorage(usage) }
             if case .history(_, let progress, _) = event {
                 seen.append(progress)
                 if progress.complete { break }
@@ -153,8 +155,11 @@ struct HistoryFetcherTests {
     @Test func aRoomIsFetchedBackToItsFirstMessageOnceAndInOrder() async throws {
         let room = RoomHistory(count: 1_000, pageSize: 250)
         try await firstSync(room, live: 50)
-        let seen = try await runUntilComplete(room)
+        var used: [Int64] = []
+        let seen = try await runUntilComplete(room, onStorage: { used.append($0.usedBytes) })
         #expect(try await texts() == (1...1_000).map { "message \($0)" })
+        #expect(used.count == 4 && used == used.sorted() && Set(used).count == 4, "the storage figure moves with every page stored: \(used)")
+        #expect(used.last == (await store.storageUsage()).usedBytes)
         #expect(seen.last == HistoryProgress(roomsPending: 0, fetched: 950))
         #expect(seen.map(\.fetched) == [0, 250, 500, 750, 950], "told after every page")
         #expect(room.positionsAsked == ["before 951", "before 701", "before 451", "before 201"])

@@ -48,6 +48,21 @@ struct OlderHistoryTests {
         #expect(try await store.scannedUsage() == (await store.storageUsage()).usedBytes)
     }
 
+    @Test func aPageThatLandsAfterItsArchivedChatWasRemovedBringsNothingBack() async throws {
+        let start = HistoryStart(chatId: 9, upstreamChat: "!room", position: "t100")
+        _ = try await store.applyBatch((41...50).map { message($0) }, to: .primary, receivedAt: "now", cursor: "s1", chats: ChatChanges(historyStarts: [start]))
+        _ = try await store.applyBatch([], to: .primary, receivedAt: "now", cursor: "s2", chats: ChatChanges(membership: [9: .leave]))
+        // A page on its way while the archive is still there keeps it an archive.
+        _ = try await store.applyOlder(page(31...40), to: .primary, chat: 9, receivedAt: "now", next: "t30")
+        #expect(try await store.chats(of: .primary).first { $0.id == 9 }?.membership == .leave, "storing history never changes membership")
+        #expect(try await store.deleteChat(9, of: .primary) != nil)
+        let late = try await store.applyOlder(page(21...30), to: .primary, chat: 9, receivedAt: "now", next: "t20")
+        #expect(late.fresh.isEmpty)
+        #expect(try await store.chats(of: .primary).isEmpty, "the removed chat does not come back as a joined one")
+        #expect(try await store.messages(of: .primary, chat: 9, before: nil, limit: 50).messages.isEmpty)
+        try await consistent()
+    }
+
     @Test func olderPagesGoBelowWhatIsStoredSoTheChatReadsInOrderAndSearchFindsThem() async throws {
         let start = HistoryStart(chatId: 9, upstreamChat: "!room", position: "t100")
         _ = try await store.applyBatch((41...50).map { message($0) }, to: .primary, receivedAt: "now", cursor: "s1", chats: ChatChanges(historyStarts: [start]))
