@@ -17,6 +17,7 @@ export const PROBLEM = Object.freeze({
   upstreamBehind: "/problems/upstream-behind",
   storageFailure: "/problems/storage-failure",
   sendFailed: "/problems/send-failed",
+  unsentLeftBehind: "/problems/unsent-left-behind",
 });
 
 /** Option ids, as posted back in an attempt. */
@@ -30,6 +31,7 @@ export const OPTION = Object.freeze({
   signIn: "sign-in",
   resync: "resync",
   discard: "discard",
+  export: "export",
 });
 
 /** The errors about storage: what they lead to is told in the storage card. */

@@ -263,12 +263,15 @@ public actor ChatSimulator {
     }
 
     /// What the accounts wrote into chats through `POST /v1/messages`, in the order each
-    /// account's stream has them (the panel shows the newest).
+    /// account's stream has them (the panel shows the newest), each with the user it was written
+    /// as; a linked account detached since is `detached`.
     public func written() -> [WrittenBody.Message] {
-        [("primary", primaryUserId), ("linked", linkedUserId)].flatMap { account, user -> [WrittenBody.Message] in
-            guard let user else { return [] }
+        let current = [primaryUserId] + (linkedUserId.map { [$0] } ?? [])
+        let former = messagesByUser.keys.filter { !current.contains($0) }.sorted()
+        return (current + former).flatMap { user -> [WrittenBody.Message] in
+            let account = user == primaryUserId ? "primary" : user == linkedUserId ? "linked" : "detached"
             return (messagesByUser[user] ?? []).filter { $0.sendKey != nil }.map {
-                WrittenBody.Message(account: account, id: $0.id, chatId: $0.chatId, chatName: $0.chatName, text: $0.text, sentAt: $0.sentAt)
+                WrittenBody.Message(account: account, userId: user, id: $0.id, chatId: $0.chatId, chatName: $0.chatName, text: $0.text, sentAt: $0.sentAt)
             }
         }
     }
@@ -554,10 +557,13 @@ public actor ChatSimulator {
 
 }
 
-/// `GET /sim/written`: `{"messages": [{"account", "id", "chatId", "chatName", "text", "sentAt"}]}`.
+/// `GET /sim/written`: `{"messages": [{"account", "userId", "id", "chatId", "chatName", "text", "sentAt"}]}`.
 public struct WrittenBody: Codable, Sendable, Equatable {
     public struct Message: Codable, Sendable, Equatable {
+        /// `primary`, `linked`, or `detached` (a linked account detached since).
         public var account: String
+        /// The user it was written as.
+        public var userId: Int64
         public var id: Int64
         public var chatId: Int64
         public var chatName: String?

@@ -89,7 +89,8 @@ public struct DashboardServices: Sendable {
             }
         }
         let outboxes = Outboxes(senders)
-        let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, outboxes: outboxes, removed: { plan in
+        let attempter = EngineAttempter(engine: engine, store: store, upstream: upstream, outboxes: outboxes,
+                                        exports: UnsentExport(beside: store.location), removed: { plan in
             let usage = await store.storageUsage()
             await feed.publish("messages.removed", MessagesRemovedBody(plan: plan, usage: usage))
         })

@@ -23,12 +23,18 @@ public enum EngineEvent: Sendable {
     /// messages (both accounts) were removed so the two are never mixed.
     case primaryAccountChanged(from: Int64, to: Int64, removedMessages: Int)
     case storage(StorageUsage)
+    /// The account's stored messages were set aside (kept, not shown) and it syncs again from the
+    /// upstream's beginning: what was shown of it goes, and what comes now is new, whatever its ids.
+    case accountSetAside(account: AccountRole, messages: Int, usage: StorageUsage)
     /// An outbox entry's state changed (written, being sent, back in the line, failed). The event of
     /// an entry just written carries the request key it was written under, so the page that wrote
     /// it knows the entry as its own local echo.
     case outbox(OutboxEntry, requestKey: String? = nil)
     /// An entry left the outbox: sent (its message came with `outboxId`), or deleted unsent.
     case outboxLeft(account: AccountRole, outboxId: Int64, chatId: Int64, sent: Bool)
+    /// The account changed: these entries (all there are now, perhaps none) were written by a user
+    /// who no longer holds their account. They are kept and never sent, until saved or deleted.
+    case outboxLeftBehind([OutboxEntry])
     /// A condition the user should know about (the recovery layer decides how to show it).
     case problemRaised(EngineProblem)
     /// The condition of this kind is over.

@@ -9,6 +9,7 @@ public protocol EngineStore: Sendable {
     func setAccountIDs(_ ids: AccountIDs) async throws(StoreError)
     func removeAllAccounts() async throws(StoreError) -> Int
     func purgeLinkedAccount() async throws(StoreError) -> Int
+    func leftBehindOutbox() async throws(StoreError) -> [OutboxEntry]
     func cursor(for account: AccountRole) async -> String?
     func newestID(for account: AccountRole) async -> Int64?
     func storageUsage() async -> StorageUsage

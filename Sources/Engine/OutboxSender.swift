@@ -85,6 +85,12 @@ public actor OutboxSender {
     private var storing: Task<Void, Never>?
     /// A sent message could not be stored: sending waits until the store takes writes again.
     private var storeFailing = false
+    /// Entries whose Delete has begun: never put in the line, whatever a read that was under way
+    /// meanwhile found. A Delete that answered `removed` means the entry is never sent.
+    private var deleting: Set<Int64> = []
+    /// Deleted entries whose row is gone: a read that starts after that cannot find them, so they
+    /// leave `deleting` at the next read's start.
+    private var deleted: Set<Int64> = []
     /// The account's oldest queued entries as last read, sent in turn before the store is read again.
     private var line: [(entry: OutboxEntry, upstreamChat: String?)] = []
     /// How many entries one read of the line takes.
@@ -171,11 +177,22 @@ public actor OutboxSender {
     public func discard(_ id: Int64) async throws(StoreError) -> OutboxRemoval {
         guard !entriesBeingSent.contains(id) else { return .sending }
         line.removeAll { $0.entry.id == id }
-        let removal = try await store.discardOutbox(id)
-        if case .removed(let entry) = removal {
-            emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
-            settle(id, .notFailed)
+        // From here the loop will not take it, even from a read of the line that is under way.
+        deleting.insert(id)
+        let removal: OutboxRemoval
+        do {
+            removal = try await store.discardOutbox(id)
+        } catch {
+            deleting.remove(id)
+            throw error
         }
+        guard case .removed(let entry) = removal else {
+            deleting.remove(id)
+            return removal
+        }
+        deleted.insert(id)
+        emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
+        settle(id, .notFailed)
         return removal
     }
 
@@ -206,8 +223,10 @@ public actor OutboxSender {
                     // What is being stored is still in the outbox until it is stored: read past it.
                     // (Only this loop adds to them, so what was being stored when it read is all.)
                     let beingStored = entriesStoring
+                    deleting.subtract(deleted)
+                    deleted = []
                     line = try await store.nextToSend(of: account, limit: Self.lineLength + beingStored.count)
-                        .filter { !beingStored.contains($0.entry.id) }
+                        .filter { !beingStored.contains($0.entry.id) && !deleting.contains($0.entry.id) }
                 }
             } catch {
                 log.warning("cannot read the outbox: \(error)")
@@ -221,7 +240,14 @@ public actor OutboxSender {
         }
         guard let next = line.first else { return (policy.next(live: false, oldestQueued: nil), nil, nil) }
         entryBeingSent = next.entry.id
-        let session = liveSession()
+        var session = liveSession()
+        if let live = session, live.userId != next.entry.ownerUserId {
+            // Written by another user than the one signed in now: never sent as this one. The
+            // line was read before the account changed; the next read leaves it behind.
+            log.warning("message \(next.entry.id) was written by user \(next.entry.ownerUserId.map(String.init) ?? "unknown"), not \(live.userId): not sent")
+            session = nil
+            line = []
+        }
         let action = policy.next(live: session != nil, oldestQueued: next.entry)
         if case .send = action {
             line.removeAll { $0.entry.id == next.entry.id }

@@ -99,6 +99,9 @@ extension SyncEngine {
                 let count = try await store.archiveAccount(account, at: at)
                 setAside += count
                 log.info("set \(count) \(account) message(s) aside; syncing the \(account) account from the beginning")
+                // Every window drops what it shows of the account and hears of what comes now,
+                // whatever its ids, as new.
+                emit(.accountSetAside(account: account, messages: count, usage: await store.storageUsage()))
             } catch {
                 raise(EngineProblem(kind: .storageFailure, debug: "archiving the \(account) account failed: \(error)"))
                 return (false, setAside)

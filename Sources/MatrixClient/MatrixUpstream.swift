@@ -114,8 +114,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                                  loaded: signIn.accessToken != nil))
     }
 
-    /// A password typed into the page's "Sign in again" form: used for the next session, kept in
-    /// memory only.
+    /// A password typed into the page's "Sign in again" form: used for the next sign-in only, in
+    /// memory, and forgotten once that sign-in got through (or was refused: `withdrawTypedPassword`).
     public func signInAgain(password: String) {
         state.withLock { $0.password = password }
     }
@@ -155,7 +155,9 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let login: LoginResponse = try await call("POST", "/_matrix/client/v3/login", body: loginBody(password: password, deviceID: known?.deviceID),
                                                   refusalIsUnauthorized: true, answerHoldsSecrets: true)
         let credentials = MatrixCredentials(accessToken: login.accessToken, deviceID: login.deviceId ?? known?.deviceID)
-        state.withLock { $0.credentials = credentials }
+        // A typed password is used for this one sign-in and kept no longer (the page says so);
+        // one from the environment is the person's own setting and stays for the next.
+        state.withLock { $0.credentials = credentials; $0.password = $0.environmentPassword }
         await keeper.save(credentials)
         log.info("signed in as \(login.userId), device \(credentials.deviceID ?? "?")")
         return session(token: login.accessToken, userID: login.userId)

@@ -94,14 +94,15 @@ public actor ErrorRegistry {
         return shown
     }
 
-    /// Closes the error with this cause, if open (and the errors that came from it).
-    public func resolve(causeKey: String) async {
-        await perform(errors.resolve(causeKey: causeKey, at: now()))
+    /// Closes the error with this cause, if open (and the errors that came from it); by default
+    /// because the situation changed by itself.
+    public func resolve(causeKey: String, by resolution: Resolution = .situation) async {
+        await perform(errors.resolve(causeKey: causeKey, by: resolution, at: now()))
     }
 
     /// Closes this error, if open, and the errors that came from it.
-    public func resolve(id: String) async {
-        await perform(errors.resolve(id: id, at: now()))
+    public func resolve(id: String, by resolution: Resolution = .situation) async {
+        await perform(errors.resolve(id: id, by: resolution, at: now()))
     }
 
     /// Open errors, oldest first.
@@ -170,7 +171,7 @@ public actor ErrorRegistry {
         for change in changes {
             switch change {
             case .present(let error): await presenter.present(error)
-            case .dismiss(let error): await presenter.dismiss(error)
+            case .dismiss(let error, let resolution): await presenter.dismiss(error, by: resolution)
             }
         }
     }

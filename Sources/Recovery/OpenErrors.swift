@@ -1,5 +1,15 @@
 import Foundation
 
+/// What closed an error.
+public enum Resolution: Sendable, Equatable {
+    /// An option someone chose, in one of the page's windows or through the API.
+    case attempt(OptionID)
+    /// Something someone did outside the error took away what it was about (the Delete of its message).
+    case action
+    /// The situation changed by itself: the connection came back, space was freed, the account went.
+    case situation
+}
+
 /// The registry's rules as a plain value: which errors are open, in which order, what an
 /// attempter's result does to them, and the record of recent ones. What changed for the page
 /// comes out as `Change`s, in the order they happened; `ErrorRegistry` performs them (tells its
@@ -8,7 +18,8 @@ public struct OpenErrors: Sendable, Equatable {
     /// What the page must hear of.
     public enum Change: Sendable, Equatable {
         case present(UserFacingError)
-        case dismiss(UserFacingError)
+        /// Closed, and what closed it: the page says so, and gives no one credit that is not due.
+        case dismiss(UserFacingError, by: Resolution)
     }
 
     /// What an attempt's result came to.
@@ -63,21 +74,22 @@ public struct OpenErrors: Sendable, Equatable {
         return (error, [.present(error)])
     }
 
-    /// Closes this error, if open, and the errors that came from it (`UserFacingError.origin`).
-    public mutating func resolve(id: String, at time: Date) -> [Change] {
+    /// Closes this error, if open, and the errors that came from it (`UserFacingError.origin`),
+    /// all for the same reason.
+    public mutating func resolve(id: String, by resolution: Resolution, at time: Date) -> [Change] {
         guard let closed = open.removeValue(forKey: id) else { return [] }
         order.removeAll { $0 == id }
         updateRecord(id) { $0.resolvedAt = time }
-        var changes: [Change] = [.dismiss(closed)]
+        var changes: [Change] = [.dismiss(closed, by: resolution)]
         for child in all where child.origin == closed.causeKey {
-            changes += resolve(id: child.id, at: time)
+            changes += resolve(id: child.id, by: resolution, at: time)
         }
         return changes
     }
 
-    public mutating func resolve(causeKey: String, at time: Date) -> [Change] {
+    public mutating func resolve(causeKey: String, by resolution: Resolution, at time: Date) -> [Change] {
         guard let error = error(causeKey: causeKey) else { return [] }
-        return resolve(id: error.id, at: time)
+        return resolve(id: error.id, by: resolution, at: time)
     }
 
     /// What `result` of `option`, tried on `attempted`, means for the open errors. An answer updates
@@ -86,18 +98,20 @@ public struct OpenErrors: Sendable, Equatable {
     public mutating func settle(_ result: AttemptResult, of option: RecoveryOption, on attempted: UserFacingError, at time: Date) -> Settlement {
         switch result {
         case .recovered(let summary):
-            return Settlement(status: .recovered, summary: summary, changes: resolve(id: attempted.id, at: time))
+            return Settlement(status: .recovered, summary: summary, changes: resolve(id: attempted.id, by: .attempt(option.id), at: time))
         case .setAside(let kept?, let summary) where kept.causeKey == attempted.causeKey:
             // Kept in another form (a banner), if its owner has not closed it meanwhile.
             guard error(causeKey: kept.causeKey) != nil else { return Settlement(status: .dismissed, summary: summary, changes: []) }
             let (shown, changes) = raise(kept)
             return Settlement(status: .dismissed, shown: shown, summary: summary, changes: changes)
         case .setAside(_, let summary):
-            return Settlement(status: .dismissed, summary: summary, changes: resolve(id: attempted.id, at: time))
+            return Settlement(status: .dismissed, summary: summary, changes: resolve(id: attempted.id, by: .attempt(option.id), at: time))
         case .failed(var next):
             let reason = next.lastFailedAttempt?.reason ?? next.detail
             if next.causeKey == attempted.causeKey {
-                next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: time, reason: reason)
+                let before = open[attempted.id]?.lastFailedAttempt
+                let tries = (before?.optionID == option.id ? before?.tries ?? 0 : 0) + 1
+                next.lastFailedAttempt = FailedAttempt(optionID: option.id, optionTitle: option.title, at: time, reason: reason, tries: tries)
             } else {
                 // Another error now (a declined purchase): it says what happened itself; the
                 // attempt's reason goes to the record.

@@ -59,6 +59,7 @@ public struct RecoveryOption: Sendable, Equatable {
     public static let resync = RecoveryOption(id: .resync, title: "Keep these and sync again", role: .default)
     /// Deletes a message that was not sent: it never reaches the chat.
     public static let discard = RecoveryOption(id: .discard, title: "Delete", role: .destructive)
+    public static let export = RecoveryOption(id: .export, title: "Save to a file", role: .default)
 }
 
 /// A failure told to a person: what happened, why, what to do, and the options that can work here.
@@ -138,19 +139,24 @@ public struct UserFacingError: Sendable, Equatable, Identifiable {
     }
 }
 
-/// An attempt that did not help: which option, when, and why, in words for people.
+/// The attempts of one option that did not help: which option, how many in a row, the last one's
+/// time, and why, in words for people.
 public struct FailedAttempt: Sendable, Equatable {
     /// Nil until the registry says which option it was.
     public var optionID: OptionID?
     public var optionTitle: String
+    /// When the last of them failed.
     public var at: Date
     public var reason: String
+    /// How many tries of this option in a row did not help, so a second failure never reads as the first.
+    public var tries: Int
 
-    public init(optionID: OptionID?, optionTitle: String, at: Date, reason: String) {
+    public init(optionID: OptionID?, optionTitle: String, at: Date, reason: String, tries: Int = 1) {
         self.optionID = optionID
         self.optionTitle = optionTitle
         self.at = at
         self.reason = reason
+        self.tries = tries
     }
 }
 
@@ -193,7 +199,8 @@ public protocol RecoveryAttempter: Sendable {
 /// Where raised and resolved errors are shown. The feed is one implementation; tests record.
 public protocol ErrorPresenter: Sendable {
     func present(_ error: UserFacingError) async
-    func dismiss(_ error: UserFacingError) async
+    /// `error` closed, and `resolution` is what closed it.
+    func dismiss(_ error: UserFacingError, by resolution: Resolution) async
     /// An attempt began or ended, so every window can show it (buttons disabled while it runs).
     func attemptChanged(_ progress: AttemptProgress) async
 }

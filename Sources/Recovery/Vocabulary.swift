@@ -17,6 +17,9 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case storageFailure = "/problems/storage-failure"
     /// A message written here that the upstream refused for good (CONTRACT section 11).
     case sendFailed = "/problems/send-failed"
+    /// Messages written by a user who no longer holds their account (another user signed in, the
+    /// linked account was detached): kept, never sent as anyone else, until saved or deleted.
+    case unsentLeftBehind = "/problems/unsent-left-behind"
 }
 
 /// Every option an error can offer, by the id the page posts back. Each id means one thing, and
@@ -40,8 +43,12 @@ public enum OptionID: String, Sendable, CaseIterable {
     case signIn = "sign-in"
     /// Sets the stored messages aside and syncs again from the upstream.
     case resync = "resync"
-    /// Deletes a message that was not sent ("Delete").
+    /// Deletes a message that was not sent ("Delete"), or the unsent messages left behind by an
+    /// account that went ("Delete them").
     case discard = "discard"
+    /// Saves the unsent messages an account left behind to a file on this computer, then takes
+    /// them out of the outbox ("Save to a file").
+    case export = "export"
 
     /// The id CONTRACT section 6 names for backing out of any error: an attempt with it runs the
     /// error's own backing-out option (the one whose role is `cancel`), whichever that is.
@@ -59,6 +66,23 @@ public enum ProblemFacts: Sendable, Equatable {
     case purchase(PurchaseAttempt)
     /// A message the upstream refused: which one, where.
     case send(UnsentMessage)
+    /// Unsent messages left behind by an account that went: how many, and whose.
+    case leftBehind(LeftBehindMessages)
+}
+
+/// The unsent messages of users who no longer hold their account, as one error tells of them.
+public struct LeftBehindMessages: Sendable, Equatable {
+    public var count: Int
+    /// The users who wrote them.
+    public var writers: [Int64]
+
+    public init(count: Int, writers: [Int64]) {
+        self.count = count
+        self.writers = writers
+    }
+
+    /// One error for all of them, whoever wrote them.
+    public static let causeKey = ProblemKind.unsentLeftBehind.rawValue
 }
 
 /// The message of a failed send (CONTRACT section 11), shown at the message in its chat.

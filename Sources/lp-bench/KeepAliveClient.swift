@@ -49,7 +49,9 @@ final class KeepAliveConnection {
                 }
                 let length = lines.dropFirst().first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }
-                guard let length else { throw BenchError("an answer from port \(port) without Content-Length") }
+                // 1xx, 204 and 304 carry no body and no Content-Length (RFC 9110).
+                let bodiless = (100..<200).contains(status) || status == 204 || status == 304
+                guard let length = length ?? (bodiless ? 0 : nil) else { throw BenchError("an answer from port \(port) without Content-Length") }
                 let bodyStart = headEnd + separator.count
                 if buffer.count >= bodyStart + length {
                     let body = Data(buffer[bodyStart..<(bodyStart + length)])

@@ -60,6 +60,10 @@ enum LPBench {
                        and a message's p99 to every poll and RSS under each number of parked polls; a table,
                        and an SVG chart beside it in --out     --sizes 10000,100000,1000000
                        --polls 1,10,100,1000,10000  --out .build/lp-bench
+              soak     writing held true for a while: messages written, deleted, the linked account swapped and
+                       faults at random against the built-in simulator, then every message the simulator keeps checked
+                       against the account that wrote it (none as another, none lost, none twice)
+                         --seconds 600  --seed 1
               report   all of the above, plus 10,000 parked polls, cold start and fan-out against
                        nginx + Nchan, and one table of ratios (the growth table and chart in
                        .build/lp-bench)     --quick for a short run
@@ -169,6 +173,9 @@ enum LPBench {
                 Report.printTable(try await GrowthBenchmark.run(storeSizes: counts("--sizes", "10000,100000,1000000"),
                                                                 pollCounts: counts("--polls", "1,10,100,1000,10000"), queries: 100, coldRounds: 5,
                                                                 fanOutRounds: 10, folder: option("--out", in: arguments, default: ".build/lp-bench")))
+            case "soak":
+                try WritingSoak.run(seconds: Int(option("--seconds", in: arguments, default: "600")) ?? 600,
+                                    seed: UInt64(option("--seed", in: arguments, default: "1")) ?? 1)
             case "report":
                 try await Report.run(quick: arguments.contains("--quick"))
             case "--help", "-h", "help":

@@ -166,6 +166,54 @@ struct SendingTests {
         #expect(await dashboard.stop().status == 0)
     }
 
+    @Test func whatADetachedLinkedAccountLeftUnsentIsNeverSentAsTheNextOneAndCanBeDeleted() async throws {
+        let dashboard = try await RunningDashboard(Self.arguments)
+        try await dashboard.simulator("/sim/messages", #"{"account": "linked", "count": 2}"#)
+        _ = try await dashboard.state { ($0[path: "accounts", "linked", "cursor"] as? String) == "2" }
+        let chats = try await dashboard.json("/api/chats?account=linked")["chats"] as? [[String: Any]] ?? []
+        let chat = try #require(chats.first?["id"] as? Int)
+        try await dashboard.simulator("/sim/faults", #"{"mode": "offline"}"#)
+        _ = try await dashboard.state { $0[path: "connection", "state"] as? String != "live" }
+        for text in ["linked one, unsent", "linked two, unsent"] {
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["text": text]), as: UTF8.self)
+            let answer = try await dashboard.post("/api/chats/\(chat)/messages?account=linked", body, extraHeaders: ["Idempotency-Key": UUID().uuidString])
+            #expect(answer.status == 202)
+        }
+        // The linked account goes and another takes its place, while the two wait.
+        try await dashboard.simulator("/sim/linked", #"{"linked": false}"#)
+        try await dashboard.simulator("/sim/linked", #"{"linked": true}"#)
+        try await dashboard.simulator("/sim/faults", #"{"mode": "none"}"#)
+        let state = try await dashboard.state { ($0["errors"] as? [[String: Any]])?.contains { $0["type"] as? String == "/problems/unsent-left-behind" } == true }
+        let error = try #require((state["errors"] as? [[String: Any]])?.first { $0["type"] as? String == "/problems/unsent-left-behind" })
+        #expect(error["title"] as? String == "2 messages were not sent" && error["unsentCount"] as? Int == 2)
+        #expect(try await Self.outbox(dashboard).isEmpty, "not shown for the account that holds the role now")
+
+        // The new linked account writes: only its own message goes, as it.
+        try await dashboard.simulator("/sim/messages", #"{"account": "linked", "count": 1}"#)
+        var newChat: Int?
+        for _ in 0..<100 where newChat == nil {
+            newChat = (try await dashboard.json("/api/chats?account=linked")["chats"] as? [[String: Any]])?.first?["id"] as? Int
+            if newChat == nil {
+                let seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
+                _ = try await dashboard.json("/api/poll?since=\(seq)&timeout=5&visible=1")
+            }
+        }
+        let fresh = try #require(newChat)
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["text": "the new one's own"]), as: UTF8.self)
+        #expect(try await dashboard.post("/api/chats/\(fresh)/messages?account=linked", body, extraHeaders: ["Idempotency-Key": "new"]).status == 202)
+        #expect(try await Self.drained(dashboard).isEmpty)
+        let written = try await dashboard.simulator("/sim/written")["messages"] as? [[String: Any]] ?? []
+        #expect(written.compactMap { $0["text"] as? String } == ["the new one's own"], "nothing of the detached account's sent as the new one")
+
+        let deleted = try await dashboard.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option": "discard"}"#,
+                                               extraHeaders: ["Idempotency-Key": "delete"])
+        #expect(deleted.body["status"] as? String == "recovered")
+        #expect(deleted.body["summary"] as? String == "Deleted 2 unsent messages; they were never sent.")
+        let after = try await dashboard.json("/api/state")
+        #expect((after["errors"] as? [[String: Any]])?.contains { $0["type"] as? String == "/problems/unsent-left-behind" } == false)
+        #expect(await dashboard.stop().status == 0)
+    }
+
     @Test func theDashboardKilledFiveTimesWhileSendingLosesAndDoublesNothing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("send-crash-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

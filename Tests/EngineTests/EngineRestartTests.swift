@@ -47,6 +47,10 @@ struct RestartTests {
         #expect(fresh.cursors?.primaryAfter == 0, "from the beginning")
         fresh.succeed(answer(primary: [1, 2], textLength: 20))
         #expect(await resynced.value == (live: true, setAside: 5), "the five stored before are set aside")
+        let setAside = harness.recorder.events.compactMap { event -> (AccountRole, Int)? in
+            if case let .accountSetAside(account, count, _) = event { (account, count) } else { nil }
+        }
+        #expect(setAside.map(\.0) == [.primary] && setAside.map(\.1) == [5], "the page is told, so it drops what it showed of the account")
         #expect(await harness.engine.problems().isEmpty)
         _ = await harness.upstream.next(.messages)
         #expect(try await harness.store.archivedCount() == 5, "the five stored before are kept")

@@ -9,7 +9,7 @@ import Upstream
 /// through to the `MessageStore`.
 final class GatedStore: EngineStore {
     enum Call: Hashable, Sendable {
-        case accountIDs, setAccountIDs, removeAllAccounts, purgeLinkedAccount, cursor, newestID, storageUsage, setQuota,
+        case accountIDs, setAccountIDs, removeAllAccounts, purgeLinkedAccount, leftBehindOutbox, cursor, newestID, storageUsage, setQuota,
              purchasedBytes, addPurchasedBytes, checkWritable, archiveAccount, apply
     }
 
@@ -92,6 +92,11 @@ final class GatedStore: EngineStore {
     func purgeLinkedAccount() async throws(StoreError) -> Int {
         try await pass(.purgeLinkedAccount)
         return try await store.purgeLinkedAccount()
+    }
+
+    func leftBehindOutbox() async throws(StoreError) -> [OutboxEntry] {
+        try await pass(.leftBehindOutbox)
+        return try await store.leftBehindOutbox()
     }
 
     func cursor(for account: AccountRole) async -> String? {

@@ -153,6 +153,77 @@ private final class HeldRecording: OutboxStore {
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval { try await store.discardOutbox(id) }
 }
 
+/// The real store, whose next read of the line (`nextToSend`) can be held at a gate after the
+/// store answered and before the sender has the answer: the moment a Delete can slip in.
+private final class HeldLineRead: OutboxStore {
+    private let store: MessageStore
+    private struct Gate {
+        var holdNext = false
+        var held: CheckedContinuation<Void, Never>?
+        var arrival: CheckedContinuation<Void, Never>?
+    }
+    private let gate = Mutex(Gate())
+
+    init(_ store: MessageStore) {
+        self.store = store
+    }
+
+    func holdNextRead() { gate.withLock { $0.holdNext = true } }
+
+    /// Suspends until a held read is waiting at the gate.
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            let already = gate.withLock { gate -> Bool in
+                if gate.held != nil { return true }
+                gate.arrival = continuation
+                return false
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    func release() {
+        gate.withLock { gate in
+            defer { gate.held = nil }
+            return gate.held
+        }?.resume()
+    }
+
+    func nextToSend(of account: AccountRole, limit: Int) async throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)] {
+        let read = try await store.nextToSend(of: account, limit: limit)
+        if gate.withLock({ gate in
+            defer { gate.holdNext = false }
+            return gate.holdNext
+        }) {
+            await withCheckedContinuation { continuation in
+                gate.withLock { gate in
+                    defer { gate.arrival = nil }
+                    gate.held = continuation
+                    return gate.arrival
+                }?.resume()
+            }
+        }
+        return read
+    }
+
+    func recordSent(_ messages: [UpstreamMessage], to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch {
+        try await store.recordSent(messages, to: account, receivedAt: receivedAt)
+    }
+
+    func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
+                 createdAt: String) async throws(StoreError) -> OutboxAdmission {
+        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt)
+    }
+
+    func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry] { try await store.outbox(of: account) }
+
+    func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry? {
+        try await store.setOutboxState(id, to: state, refusal: refusal, endingATry: endingATry)
+    }
+
+    func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval { try await store.discardOutbox(id) }
+}
+
 /// The outbox sender performing `SendPolicy` against a real store, in virtual time.
 @Suite("Outbox sender")
 struct OutboxSenderTests {
@@ -163,8 +234,9 @@ struct OutboxSenderTests {
         store = try MessageStore(location: .memory)
     }
 
-    /// Chats 1 and 2 of the primary account, from messages of someone else.
+    /// Chats 1 and 2 of the primary account (user 42), from messages of someone else.
     private func chats() async throws {
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 42, linkedUserId: nil))
         _ = try await store.apply([UpstreamMessage(id: 1, chatId: 1, sender: "ann", text: "hi", sentAt: "2026-12-03T08:00:00.000Z"),
                                    UpstreamMessage(id: 2, chatId: 2, sender: "bob", text: "yo", sentAt: "2026-12-03T08:00:00.000Z")],
                                   to: .primary, receivedAt: "2026-12-03T08:00:00.000Z", cursor: "2")
@@ -177,10 +249,10 @@ struct OutboxSenderTests {
     }
 
     private func start(_ inbox: ChatInbox, live: @escaping @Sendable () -> Bool = { true }, policy: SendPolicy = SendPolicy(backoff: Backoff(base: .seconds(1), cap: .seconds(8))),
-                       store: (any OutboxStore)? = nil) -> Running {
+                       store: (any OutboxStore)? = nil, signedIn: @escaping @Sendable () -> Int64 = { 42 }) -> Running {
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
         let sender = OutboxSender(store: store ?? self.store, upstream: inbox, policy: policy, environment: EngineEnvironment(clock: clock),
-                                  liveSession: { live() ? SendSession(token: "token", userId: 42) : nil },
+                                  liveSession: { live() ? SendSession(token: "token", userId: signedIn()) : nil },
                                   emit: { sink.yield($0) })
         return Running(sender: sender, events: events.makeAsyncIterator(), task: Task { await sender.run() })
     }
@@ -462,5 +534,43 @@ struct OutboxSenderTests {
         clock.advance(by: clock.nextDeadline ?? .zero)  // the backoff
         await events(of: &running, until: left(1))
         #expect(inbox.kept == ["on its way"], "the deleted one never went")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aDeleteWhileTheSenderReadsItsLineMeansTheMessageIsNeverSent() async throws {
+        try await chats()
+        let gated = HeldLineRead(store)
+        gated.holdNextRead()
+        guard case .queued(let doomed) = try await store.enqueue("deleted before it went", to: 1, of: .primary, requestKey: "a", upstreamKey: "lp-a",
+                                                                createdAt: "2026-12-03T08:00:00.000Z") else { return }
+        let inbox = ChatInbox(clock: clock)
+        var running = start(inbox, store: gated)
+        defer { running.task.cancel() }
+        // The store has read the line (the doomed entry in it); the sender has not seen it yet.
+        await gated.waitUntilHeld()
+        guard case .removed = try await running.sender.discard(doomed.id) else {
+            Issue.record("a queued message is deleted")
+            return
+        }
+        gated.release()
+        _ = try await write(running, "written after")
+        await events(of: &running, until: left(2))
+        #expect(inbox.kept == ["written after"], "204 means never sent: the deleted one did not go")
+        #expect(try await store.outbox(of: .primary).isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aLineReadBeforeAnotherUserSignedInIsNeverSentAsThem() async throws {
+        try await chats()
+        let gated = HeldLineRead(store)
+        gated.holdNextRead()
+        _ = try await store.enqueue("written by 42", to: 1, of: .primary, requestKey: "a", upstreamKey: "lp-a", createdAt: "2026-12-03T08:00:00.000Z")
+        let user = Mutex<Int64>(42)
+        let inbox = ChatInbox(clock: clock)
+        let running = start(inbox, store: gated, signedIn: { user.withLock { $0 } })
+        defer { running.task.cancel() }
+        await gated.waitUntilHeld()  // the line holds 42's entry
+        user.withLock { $0 = 43 }     // and now 43 holds the account
+        gated.release()
+        await clock.waitForSleepers(1)  // the sender waits instead of sending
+        #expect(inbox.calls.isEmpty, "not a byte sent as a user who did not write it")
     }
 }

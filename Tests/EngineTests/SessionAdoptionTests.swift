@@ -13,6 +13,7 @@ struct SessionAdoptionTests {
             case .accountLinked(let id, let first): "linked \(id)\(first ? ", first sync" : "")"
             case .accountUnlinked(let id): "unlinked \(id)"
             case .storage(let usage): "storage quota \(usage.quotaBytes.map(String.init) ?? "none")"
+            case .outboxLeftBehind(let entries): "left behind \(entries.map(\.text))"
             default: "other"
             }
         }
@@ -42,11 +43,25 @@ struct SessionAdoptionTests {
         _ = try await store.apply([message(1), message(2)], to: .primary, receivedAt: "now", cursor: "2")
         _ = try await store.apply([message(1)], to: .linked, receivedAt: "now", cursor: "1")
         let outcome = try await adopt(UpstreamSession(token: "t", primaryUserId: 7, linkedUserId: nil, storageQuotaBytes: 5000), store)
-        #expect(describe(outcome.events) == ["primary 1 -> 7, 3 removed", "storage quota 5000"])
+        #expect(describe(outcome.events) == ["primary 1 -> 7, 3 removed", "storage quota 5000", "left behind []"])
         #expect(outcome.everythingForgotten)
         #expect(await store.cursor(for: .primary) == nil)
         #expect(await store.cursor(for: .linked) == nil)
         #expect(outcome.notes.first?.warning == true, "worth a warning in the log")
+    }
+
+    @Test func whatTheUserWhoWentHadNotSentIsLeftBehindAndTold() async throws {
+        let store = try MessageStore(location: .memory)
+        _ = try await adopt(UpstreamSession(token: "t", primaryUserId: 1, linkedUserId: 2, storageQuotaBytes: 5000), store)
+        _ = try await store.apply([message(1)], to: .primary, receivedAt: "now", cursor: "1")
+        _ = try await store.apply([message(1)], to: .linked, receivedAt: "now", cursor: "1")
+        _ = try await store.enqueue("unsent of 1", to: 1, of: .primary, requestKey: "a", upstreamKey: "ua", createdAt: "now")
+        _ = try await store.enqueue("unsent of 2", to: 1, of: .linked, requestKey: "b", upstreamKey: "ub", createdAt: "now")
+        let detached = try await adopt(UpstreamSession(token: "t", primaryUserId: 1, linkedUserId: nil, storageQuotaBytes: 5000), store)
+        #expect(describe(detached.events) == ["unlinked 2", "left behind [\"unsent of 2\"]"])
+        let another = try await adopt(UpstreamSession(token: "t", primaryUserId: 7, linkedUserId: nil, storageQuotaBytes: 5000), store)
+        #expect(describe(another.events) == ["primary 1 -> 7, 1 removed", "storage quota 5000", "left behind [\"unsent of 1\", \"unsent of 2\"]"])
+        #expect(try await store.nextToSend(of: .primary, limit: 10).isEmpty, "nothing of 1's goes as 7")
     }
 
     @Test func aDetachedLinkedAccountIsPurgedAndTheQuotaOverrideKeepsWhatWasBought() async throws {
@@ -56,7 +71,7 @@ struct SessionAdoptionTests {
         try await store.addPurchasedBytes(1000, idempotencyKey: "k")
         let outcome = try await adopt(UpstreamSession(token: "t", primaryUserId: 1, linkedUserId: nil, storageQuotaBytes: 5000), store,
                                       quotaOverride: 800)
-        #expect(describe(outcome.events) == ["unlinked 2", "storage quota 1800"])
+        #expect(describe(outcome.events) == ["unlinked 2", "left behind []", "storage quota 1800"])
         #expect(try await store.messages(of: .linked, before: nil, limit: 10).messages.isEmpty)
         #expect(await store.storageUsage().quotaBytes == 1800)
     }

@@ -76,6 +76,51 @@ struct SendingOnSynapseTests {
         #expect(try await DashboardOnSynapseTests.storedByChat(at: world.storePath)["Lunch"] == ["hi alice"] + texts)
     }
 
+    @Test func whatAliceLeftUnsentIsNeverSentAsBobWhoSignsInOnTheSameStore() async throws {
+        let world = try await World.make()
+        _ = try await world.bob.send(world.room, text: "hi alice")
+        let dashboard = try await world.dashboard()
+        let chat = try await Self.chatID(dashboard)
+        await world.server.kill()
+        _ = try await dashboard.state { $0[path: "connection", "state"] as? String == "waiting" }
+        let alices = ["alice wrote this", "and this, unsent"]
+        for text in alices { _ = try await Self.write(dashboard, text, chat: chat) }
+        _ = await dashboard.stop()
+        try await world.server.restart()
+
+        // Bob signs in on the same store.
+        let bobID = try #require(world.bob.session?.userId)
+        let asBob = try await RunningDashboard(["--port", "0", "--db", world.storePath, "--always-on", "--hold-seconds", "5",
+                                                "--backoff-base-ms", "200", "--backoff-cap-ms", "1000", "--log-level", "info",
+                                                "--upstream", "matrix+http://127.0.0.1:\(world.server.port)", "--matrix-user", bobID],
+                                               environment: ["LP_MATRIX_PASSWORD": "bob-password"])
+        let state = try await asBob.state { ($0["errors"] as? [[String: Any]])?.contains { $0["type"] as? String == "/problems/unsent-left-behind" } == true }
+        let error = try #require((state["errors"] as? [[String: Any]])?.first { $0["type"] as? String == "/problems/unsent-left-behind" })
+        #expect(error["title"] as? String == "2 messages were not sent")
+        #expect(error["unsentCount"] as? Int == 2)
+        #expect((error["options"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["export", "discard", "not-now"])
+        #expect((try await asBob.json("/api/outbox")["outbox"] as? [[String: Any]])?.isEmpty == true, "alice's messages are not bob's to see or send")
+
+        // Bob writes his own: it goes, as him, and alice's never do.
+        let bobsChat = try await Self.chatID(asBob)
+        _ = try await Self.write(asBob, "bob's own", chat: bobsChat)
+        #expect(try await Self.drained(asBob).isEmpty)
+        #expect(try await world.bob.allMessageBodies(world.room) == ["hi alice", "bob's own"])
+
+        let saved = try await asBob.post("/api/errors/\(error["id"] as? String ?? "")/attempts", #"{"option": "export"}"#,
+                                         extraHeaders: ["Idempotency-Key": "save"])
+        #expect(saved.body["status"] as? String == "recovered")
+        let summary = saved.body["summary"] as? String ?? ""
+        let path = try #require(summary.range(of: #"/\S+\.jsonl"#, options: .regularExpression).map { String(summary[$0]) }, "the summary names the file: \(summary)")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.compactMap { $0["text"] as? String } == alices, "what alice wrote, kept")
+        let after = try await asBob.json("/api/state")
+        #expect((after["errors"] as? [[String: Any]])?.contains { $0["type"] as? String == "/problems/unsent-left-behind" } == false)
+        _ = await asBob.stop()
+        #expect(try await world.bob.allMessageBodies(world.room) == ["hi alice", "bob's own"], "not a byte of alice's sent as bob")
+    }
+
     @Test func theDashboardKilledWhileSendingSendsEachMessageOnceUnderItsTransactionID() async throws {
         let world = try await World.make()
         _ = try await world.bob.send(world.room, text: "hi alice")

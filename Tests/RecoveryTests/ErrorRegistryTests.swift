@@ -9,7 +9,7 @@ final class RecordingPresenter: ErrorPresenter {
     let log = Mutex<[String]>([])
     let attempts = Mutex<[AttemptProgress.Status]>([])
     func present(_ error: UserFacingError) async { log.withLock { $0.append("present \(error.type) \(error.presentation.rawValue)") } }
-    func dismiss(_ error: UserFacingError) async { log.withLock { $0.append("dismiss \(error.type)") } }
+    func dismiss(_ error: UserFacingError, by resolution: Resolution) async { log.withLock { $0.append("dismiss \(error.type)") } }
     func attemptChanged(_ progress: AttemptProgress) async { attempts.withLock { $0.append(progress.status) } }
     var entries: [String] { log.withLock { $0 } }
     var attemptStatuses: [AttemptProgress.Status] { attempts.withLock { $0 } }

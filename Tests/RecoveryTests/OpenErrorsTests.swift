@@ -26,10 +26,10 @@ struct OpenErrorsTests {
         declinedError.origin = space.causeKey
         let (declined, _) = errors.raise(declinedError)
         let (other, _) = errors.raise(sampleError(.upstreamError))
-        #expect(errors.resolve(causeKey: space.causeKey, at: noon) == [.dismiss(space), .dismiss(declined)])
+        #expect(errors.resolve(causeKey: space.causeKey, by: .situation, at: noon) == [.dismiss(space, by: .situation), .dismiss(declined, by: .situation)])
         #expect(errors.all == [other])
         #expect(errors.history.first?.resolvedAt == noon)
-        #expect(errors.resolve(id: space.id, at: noon).isEmpty, "closed once")
+        #expect(errors.resolve(id: space.id, by: .situation, at: noon).isEmpty, "closed once")
     }
 
     @Test func aFailedAttemptOnTheSameCauseNotesWhyOnTheError() {
@@ -41,10 +41,34 @@ struct OpenErrorsTests {
         #expect(settled.changes == [.present(settled.shown!)])
     }
 
+    @Test func eachFailedTryOfAnOptionCountsSoTheSecondNeverReadsAsTheFirst() {
+        var errors = OpenErrors()
+        let (shown, _) = errors.raise(sampleError())
+        let first = errors.settle(.failed(shown.failing(because: "still 500")), of: .tryAgain, on: shown, at: noon)
+        let later = noon.addingTimeInterval(5)
+        let second = errors.settle(.failed(shown.failing(because: "still 500")), of: .tryAgain, on: first.shown!, at: later)
+        #expect(first.shown?.lastFailedAttempt?.tries == 1)
+        #expect(second.shown?.lastFailedAttempt == FailedAttempt(optionID: .tryAgain, optionTitle: "Try again", at: later, reason: "still 500", tries: 2))
+        #expect(second.changes == [.present(second.shown!)], "the page hears of the second failure: it reads differently")
+        // Another option's failure starts its own count.
+        let signIn = RecoveryOption(id: .signIn, title: "Sign in")
+        let third = errors.settle(.failed(shown.failing(because: "wrong password")), of: signIn, on: second.shown!, at: later)
+        #expect(third.shown?.lastFailedAttempt?.tries == 1)
+    }
+
+    @Test func aClosedErrorSaysWhatClosedIt() {
+        var errors = OpenErrors()
+        let (byItself, _) = errors.raise(sampleError())
+        #expect(errors.resolve(id: byItself.id, by: .situation, at: noon) == [.dismiss(byItself, by: .situation)])
+        let (tried, _) = errors.raise(sampleError())
+        let settled = errors.settle(.recovered(summary: nil), of: .tryAgain, on: tried, at: noon)
+        #expect(settled.changes == [.dismiss(tried, by: .attempt(.tryAgain))], "an option someone chose closed it")
+    }
+
     @Test func anAnswerNeverReopensACauseItsOwnerClosedWhileTheAttemptRan() {
         var errors = OpenErrors()
         let (shown, _) = errors.raise(sampleError())
-        _ = errors.resolve(id: shown.id, at: noon)
+        _ = errors.resolve(id: shown.id, by: .situation, at: noon)
         let settled = errors.settle(.failed(shown.failing(because: "late")), of: .tryAgain, on: shown, at: noon)
         #expect(settled.shown == nil && settled.changes.isEmpty && errors.all.isEmpty)
         #expect(settled.reason == "late", "the record still says why")
@@ -61,7 +85,7 @@ struct OpenErrorsTests {
 
         var closedFirst = OpenErrors()
         let (gone, _) = closedFirst.raise(sampleError(.outOfSpace))
-        _ = closedFirst.resolve(id: gone.id, at: noon)
+        _ = closedFirst.resolve(id: gone.id, by: .situation, at: noon)
         #expect(closedFirst.settle(.failed(declined), of: .tryAgain, on: gone, at: noon).changes.isEmpty)
     }
 
@@ -73,7 +97,7 @@ struct OpenErrorsTests {
         let kept = errors.settle(.setAside(kept: banner, summary: "later"), of: .stopSyncing, on: shown, at: noon)
         #expect(kept.status == .dismissed && kept.shown?.presentation == .toast && kept.summary == "later")
         let recovered = errors.settle(.recovered, of: .tryAgain, on: shown, at: noon)
-        #expect(recovered.status == .recovered && recovered.changes == [.dismiss(kept.shown!)] && errors.all.isEmpty)
+        #expect(recovered.status == .recovered && recovered.changes == [.dismiss(kept.shown!, by: .attempt(.tryAgain))] && errors.all.isEmpty)
     }
 
     @Test func theRecordKeepsTheLastErrorsWithTheirAttempts() {

@@ -46,6 +46,12 @@ struct VocabularyTests {
         #expect(try Self.pageConstants("OPTION") == swift)
         #expect(Set(try Self.schemaEnum(["components", "schemas", "Option", "properties", "id"])) == Set(swift.values))
         #expect(Set(swift.values).count == OptionID.allCases.count, "each id means one thing")
+        // An API user tells from the schema which id does what: a line for each.
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Public/openapi.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let lines = try #require(schema[path: ["components", "schemas", "Option", "properties", "id", "x-enum-descriptions"]] as? [String: String])
+        #expect(Set(lines.keys) == Set(swift.values))
+        #expect(lines.values.allSatisfy { $0.count > 20 }, "each line says what the option does")
         #expect(!swift.values.contains(OptionID.contractCancel), "cancel names whichever option backs out, never one of its own")
     }
 
@@ -61,5 +67,13 @@ struct VocabularyTests {
         #expect(error([.tryAgain, .stopSyncing]).option(posted: "free-space") == nil, "an option the error does not offer")
         #expect(error([.tryAgain, .stopSyncing]).option(posted: "stop-syncing")?.id == .stopSyncing)
         #expect(error([.tryAgain, .stopSyncing]).option(posted: "not-an-option") == nil)
+    }
+}
+
+private extension Dictionary where Key == String, Value == Any {
+    subscript(path keys: [String]) -> Any? {
+        var node: Any? = self
+        for key in keys { node = (node as? [String: Any])?[key] }
+        return node
     }
 }

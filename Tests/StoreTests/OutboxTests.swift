@@ -18,8 +18,17 @@ struct OutboxTests {
     /// A store whose primary account has chat 1 (from a message of someone else).
     private func storeWithAChat() async throws -> MessageStore {
         let store = try MessageStore(location: .file(path))
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1001, linkedUserId: nil))
         _ = try await store.apply([UpstreamMessage(id: 1, chatId: 1, sender: "bob", text: "hi", sentAt: now)], to: .primary, receivedAt: now)
         return store
+    }
+
+    /// Another user signs in on the same store, as the engine does it: everything of the first
+    /// one goes (`removeAllAccounts`), the new user is noted and brings a chat 1 of their own.
+    private func anotherUserSignsIn(_ store: MessageStore, _ user: Int64) async throws {
+        _ = try await store.removeAllAccounts()
+        try await store.setAccountIDs(AccountIDs(primaryUserId: user, linkedUserId: nil))
+        _ = try await store.apply([UpstreamMessage(id: 5, chatId: 1, sender: "carol", text: "hello", sentAt: now)], to: .primary, receivedAt: now)
     }
 
     private func queued(_ admission: OutboxAdmission) throws -> OutboxEntry {
@@ -103,6 +112,7 @@ struct OutboxTests {
 
     @Test func aMatrixEchoThatComesBeforeTheAnswerTakesTheEntryOutAndTheAnswerThenChangesNothing() async throws {
         let store = try MessageStore(location: .file(path))
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1001, linkedUserId: nil))
         _ = try await store.apply([UpstreamMessage(id: 0, chatId: 1, sender: "@bob:hs", text: "hi", sentAt: now, eventId: "$bob")],
                                   to: .primary, receivedAt: now, cursor: "s1")
         let entry = try queued(try await store.enqueue("hello", to: 1, of: .primary, requestKey: "r1", upstreamKey: "txn1", createdAt: now))
@@ -153,5 +163,56 @@ struct OutboxTests {
         _ = try await store.discardOutbox(first.id)
         let second = try queued(try await store.enqueue("b", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
         #expect(second.id > first.id)
+    }
+
+    @Test func anEntryIsSentOnlyForTheUserWhoWroteItAndIsLeftBehindWhenAnotherHoldsTheAccount() async throws {
+        let store = try await storeWithAChat()
+        let written = try queued(try await store.enqueue("from 1001", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        #expect(written.ownerUserId == 1001)
+        try await anotherUserSignsIn(store, 2002)
+        #expect(try await store.outbox().isEmpty, "not shown for another user")
+        #expect(try await store.outbox(of: .primary).isEmpty)
+        #expect(try await store.nextToSend(of: .primary, limit: 10).isEmpty, "never in the new user's line")
+        #expect(try await store.leftBehindOutbox() == [written], "kept, with who wrote it")
+        let theirs = try queued(try await store.enqueue("from 2002", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
+        #expect(try await store.nextToSend(of: .primary, limit: 10).map(\.entry) == [theirs])
+        // The first user back: theirs goes again, the second's waits for them.
+        try await anotherUserSignsIn(store, 1001)
+        #expect(try await store.nextToSend(of: .primary, limit: 10).map(\.entry) == [written])
+        #expect(try await store.leftBehindOutbox() == [theirs])
+    }
+
+    @Test func aDetachedLinkedAccountLeavesItsEntriesBehind() async throws {
+        let store = try await storeWithAChat()
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1001, linkedUserId: 3003))
+        _ = try await store.apply([UpstreamMessage(id: 2, chatId: 7, sender: "dan", text: "yo", sentAt: now)], to: .linked, receivedAt: now)
+        let linked = try queued(try await store.enqueue("from the linked one", to: 7, of: .linked, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        let primary = try queued(try await store.enqueue("from the primary", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
+        _ = try await store.purgeLinkedAccount()
+        try await store.setAccountIDs(AccountIDs(primaryUserId: 1001, linkedUserId: nil))
+        #expect(try await store.outbox() == [primary])
+        #expect(try await store.leftBehindOutbox() == [linked])
+    }
+
+    @Test func deletingWhatWasLeftBehindTakesNothingElse() async throws {
+        let store = try await storeWithAChat()
+        let old = try queued(try await store.enqueue("old", to: 1, of: .primary, requestKey: "r1", upstreamKey: "u1", createdAt: now))
+        try await anotherUserSignsIn(store, 2002)
+        let new = try queued(try await store.enqueue("new", to: 1, of: .primary, requestKey: "r2", upstreamKey: "u2", createdAt: now))
+        #expect(try await store.deleteLeftBehindOutbox([old.id, new.id]) == 1)
+        #expect(try await store.leftBehindOutbox().isEmpty)
+        #expect(try await store.outbox() == [new], "the signed-in user's entry stays")
+    }
+
+    @Test func entriesOfAnOlderFileBelongToTheUserWhoHeldTheirAccount() async throws {
+        let connection = try SQLiteConnection(path: path)
+        try Migrations.migrate(connection, to: 19)
+        try connection.execute("""
+            INSERT INTO accounts (role, user_id) VALUES (0, 77);
+            INSERT INTO outbox (account, chat_id, text, upstream_key, created_at) VALUES (0, 1, 'older', 'lp-old', '2026-12-03T08:00:00.000Z');
+            """)
+        connection.close()
+        let store = try MessageStore(location: .file(path))
+        #expect(try await store.outbox().map(\.ownerUserId) == [77])
     }
 }

@@ -135,6 +135,33 @@ extension MessagesEvent {
 }
 
 /// Storage figures as JSON, in events and in the snapshot; `quotaBytes` is null when unlimited.
+/// `account.resynced`: the account's stored messages were set aside (`setAside` of them, kept on
+/// this computer, not shown) and it syncs again from the upstream's beginning.
+struct AccountResyncedBody: Encodable, Sendable {
+    var account: String
+    var setAside: Int64
+    var storage: StorageBody
+}
+
+/// `error.resolved`: which error closed, and what closed it (`by`: `attempt`, with the `option`
+/// chosen, `action` for a Delete outside the error, `engine` when the situation changed by itself).
+struct ErrorResolvedBody: Encodable, Sendable {
+    var id: String
+    var type: String
+    var by: String
+    var option: String?
+
+    init(id: String, type: String, resolution: Resolution) {
+        self.id = id
+        self.type = type
+        switch resolution {
+        case .attempt(let option): (by, self.option) = ("attempt", option.rawValue)
+        case .action: (by, option) = ("action", nil)
+        case .situation: (by, option) = ("engine", nil)
+        }
+    }
+}
+
 struct StorageBody: Encodable, Sendable {
     var usedBytes: Int64
     var quotaBytes: Int64?
@@ -187,6 +214,7 @@ struct ErrorBody: Encodable, Sendable {
         var title: String
         var at: String
         var reason: String
+        var tries: Int
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -204,7 +232,8 @@ struct ErrorBody: Encodable, Sendable {
             try container.encode(["option": running.optionID.rawValue, "attemptId": running.attemptID, "status": "running"], forKey: Key("attempt"))
         }
         if let last = error.lastFailedAttempt {
-            try container.encode(LastAttempt(option: last.optionID?.rawValue ?? "", title: last.optionTitle, at: Timestamp.string(last.at), reason: last.reason),
+            try container.encode(LastAttempt(option: last.optionID?.rawValue ?? "", title: last.optionTitle, at: Timestamp.string(last.at), reason: last.reason,
+                                             tries: last.tries),
                                  forKey: Key("lastAttempt"))
         }
         try container.encode(["underlying": error.debug], forKey: Key("debug"))
@@ -228,6 +257,8 @@ struct ErrorBody: Encodable, Sendable {
             try container.encode(message.outboxId, forKey: Key("outboxId"))
             try container.encode(message.account, forKey: Key("account"))
             try container.encode(message.chatId, forKey: Key("chatId"))
+        case .leftBehind(let messages):
+            try container.encode(messages.count, forKey: Key("unsentCount"))
         }
     }
 }

@@ -206,7 +206,8 @@ struct OutboxEntryBody: Encodable, Sendable {
 }
 
 /// The `outbox` event of an entry that left the outbox: `sent` (its message came, with
-/// `outboxId`) or `deleted` unsent.
+/// `outboxId`), `deleted` unsent, or `left-behind` (its writer no longer holds the account: kept
+/// on this computer, never sent as anyone else).
 struct OutboxLeftBody: Encodable, Sendable {
     var outboxId: Int64
     var account: String

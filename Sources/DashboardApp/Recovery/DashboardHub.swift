@@ -14,6 +14,10 @@ struct DashboardHub: Sendable {
     let outboxes: Outboxes
 
     func run(_ events: AsyncStream<EngineEvent>) async {
+        // Left behind in an earlier run: told again, as when the account went.
+        if let leftBehind = try? await attempter.store.leftBehindOutbox(), !leftBehind.isEmpty {
+            await handle(.outboxLeftBehind(leftBehind))
+        }
         for await event in events {
             await handle(event)
         }
@@ -56,6 +60,8 @@ struct DashboardHub: Sendable {
             await feed.publish("account.unlinked", ["userId": userId])
         case let .primaryAccountChanged(from, to, removed):
             await feed.publish("account.changed", ["previousUserId": from, "userId": to, "removedMessages": Int64(removed)])
+        case let .accountSetAside(account, count, usage):
+            await feed.publish("account.resynced", AccountResyncedBody(account: account.description, setAside: Int64(count), storage: StorageBody(usage)))
         case .storage(let usage):
             // Only quota changes: a batch's usage rides in its messages event.
             await feed.publish("storage", StorageBody(usage))
@@ -67,7 +73,20 @@ struct DashboardHub: Sendable {
         case let .outboxLeft(account, outboxId, chatId, sent):
             await feed.publish("outbox", json: OutboxLeftBody(outboxId: outboxId, account: account.description, chatId: chatId,
                                                               state: sent ? "sent" : "deleted").json())
-            await registry.resolve(causeKey: UnsentMessage.causeKey(of: outboxId))
+            // Sent: it went by itself; deleted: someone's Delete took it away.
+            await registry.resolve(causeKey: UnsentMessage.causeKey(of: outboxId), by: sent ? .situation : .action)
+        case .outboxLeftBehind(let entries):
+            for entry in entries {
+                // Every window takes it out of its chat: it is not on its way any longer.
+                await feed.publish("outbox", json: OutboxLeftBody(outboxId: entry.id, account: entry.account.description, chatId: entry.chatId,
+                                                                  state: "left-behind").json())
+                await registry.resolve(causeKey: UnsentMessage.causeKey(of: entry.id))
+            }
+            if entries.isEmpty {
+                await registry.resolve(causeKey: LeftBehindMessages.causeKey)
+            } else {
+                await registry.raise(ErrorCatalog.unsentLeftBehind(entries, at: Date()))
+            }
         case .problemRaised(let problem):
             await registry.raise(await attempter.error(for: problem))
         case .problemCleared(let kind):
@@ -84,8 +103,8 @@ struct FeedPresenter: ErrorPresenter {
         await feed.publish("error.raised", ErrorBody(error))
     }
 
-    func dismiss(_ error: UserFacingError) async {
-        await feed.publish("error.resolved", ["id": error.id, "type": error.type])
+    func dismiss(_ error: UserFacingError, by resolution: Resolution) async {
+        await feed.publish("error.resolved", ErrorResolvedBody(id: error.id, type: error.type, resolution: resolution))
     }
 
     func attemptChanged(_ progress: AttemptProgress) async {

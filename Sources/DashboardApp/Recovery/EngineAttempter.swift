@@ -20,14 +20,18 @@ struct EngineAttempter: RecoveryAttempter {
     let now: @Sendable () -> Date
     /// Told which messages Free space removed, so every window drops them.
     let removed: @Sendable (FreeSpacePlan) async -> Void
+    /// Where Save to a file writes the unsent messages an account left behind.
+    let exports: UnsentExport
     private let log = Logger("recovery")
 
     init(engine: SyncEngine, store: MessageStore, upstream: UpstreamAccess, outboxes: Outboxes = Outboxes(),
+         exports: UnsentExport = UnsentExport(folder: NSTemporaryDirectory()),
          now: @escaping @Sendable () -> Date = { Date() }, removed: @escaping @Sendable (FreeSpacePlan) async -> Void = { _ in }) {
         self.engine = engine
         self.store = store
         self.upstream = upstream
         self.outboxes = outboxes
+        self.exports = exports
         self.now = now
         self.removed = removed
     }
@@ -46,7 +50,9 @@ struct EngineAttempter: RecoveryAttempter {
             // bar keeps a way back to the options.
             var banner = error
             banner.presentation = .banner
-            return .setAside(kept: banner, summary: "Hidden for now; syncing stays paused until there is room.")
+            let summary = error.kind == .unsentLeftBehind ? "Hidden for now; the messages stay on this computer, not sent."
+                : "Hidden for now; syncing stays paused until there is room."
+            return .setAside(kept: banner, summary: summary)
         case .dismiss:
             return .setAside(kept: nil, summary: "Nothing was bought.")
         case .stopSyncing:
@@ -66,12 +72,18 @@ struct EngineAttempter: RecoveryAttempter {
             return .recovered(summary: setAside == 0 ? nil : "\(setAside) message\(setAside == 1 ? " was" : "s were") set aside: "
                 + "they stay in this computer's copy, not shown and counted in the storage used, until Free space removes them "
                 + "with the other oldest messages. The server's messages are shown now.")
+        case .discard where error.kind == .unsentLeftBehind:
+            return await deleteLeftBehind(error)
         case .discard:
             return await discard(error)
+        case .export:
+            return await saveLeftBehind(error)
         case .tryAgain:
             switch error.kind {
             case .sendFailed:
                 return await sendAgain(error)
+            case .unsentLeftBehind:
+                return .failed(error.failing(because: "They can be sent only as the user who wrote them."))
             case .outOfSpace:
                 // The disk was full; maybe it has room now.
                 return await storeWaitingBatch(shown: error, after: nil)
@@ -122,6 +134,35 @@ struct EngineAttempter: RecoveryAttempter {
             var failed = shown
             failed.debug = "discarding outbox entry \(message.outboxId): \(error)"
             return .failed(failed.failing(because: "It could not be deleted from this computer's copy."))
+        }
+    }
+
+    /// Writes every unsent message left behind now to a new file, then takes them out of the
+    /// outbox; nothing leaves the outbox unless the file holding it was written whole.
+    private func saveLeftBehind(_ shown: UserFacingError) async -> AttemptResult {
+        do {
+            let entries = try await store.leftBehindOutbox()
+            guard !entries.isEmpty else { return .recovered(summary: "There is nothing left to save: no message is waiting for another user.") }
+            let file = try exports.write(entries, at: now())
+            let deleted = try await store.deleteLeftBehindOutbox(entries.map(\.id))
+            return .recovered(summary: "Saved \(entries.count) message\(entries.count == 1 ? "" : "s") to \(file); "
+                + "\(deleted == entries.count ? "they are" : "\(deleted) of them are") no longer waiting to be sent.")
+        } catch {
+            var failed = shown
+            failed.debug = "saving the unsent messages left behind: \(error)"
+            return .failed(failed.failing(because: "They could not be saved, so they were kept as they are."))
+        }
+    }
+
+    private func deleteLeftBehind(_ shown: UserFacingError) async -> AttemptResult {
+        do {
+            let entries = try await store.leftBehindOutbox()
+            let deleted = try await store.deleteLeftBehindOutbox(entries.map(\.id))
+            return .recovered(summary: "Deleted \(deleted) unsent message\(deleted == 1 ? "" : "s"); \(deleted == 1 ? "it was" : "they were") never sent.")
+        } catch {
+            var failed = shown
+            failed.debug = "deleting the unsent messages left behind: \(error)"
+            return .failed(failed.failing(because: "They could not be deleted from this computer's copy."))
         }
     }
 
@@ -180,7 +221,7 @@ struct EngineAttempter: RecoveryAttempter {
         switch shown.facts {
         case .space(let space): (needed, earlierKey) = (space.neededBytes, space.purchaseKey)
         case .purchase(let purchase): (needed, earlierKey) = (purchase.neededBytes, purchase.key)
-        case .none, .send: return .failed(shown.failing(because: "Only storage that is full can be bought for."))
+        case .none, .send, .leftBehind: return .failed(shown.failing(because: "Only storage that is full can be bought for."))
         }
         let bytes = ErrorCatalog.purchaseBytes(neededBytes: needed)
         let key = earlierKey ?? "buy-space-" + shown.id

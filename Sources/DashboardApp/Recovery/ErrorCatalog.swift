@@ -202,6 +202,30 @@ enum ErrorCatalog {
                                createdAt: date, causeKey: message.causeKey, facts: .send(message))
     }
 
+    /// Messages a user wrote who no longer holds their account: never sent as the one who does.
+    static func unsentLeftBehind(_ entries: [OutboxEntry], at date: Date) -> UserFacingError {
+        let count = entries.count
+        let writers = Array(Set(entries.compactMap(\.ownerUserId))).sorted()
+        let who = writers.isEmpty ? "an account that is no longer here"
+            : "user \(writers.map(String.init).joined(separator: ", user ")), who \(writers.count == 1 ? "is" : "are") no longer signed in here"
+        let them = count == 1 ? "it" : "them"
+        let delete = RecoveryOption(id: .discard, title: count == 1 ? "Delete it" : "Delete them", role: .destructive)
+            .confirming("This deletes what was written (\(count) message\(count == 1 ? "" : "s")). \(count == 1 ? "It was" : "They were") not sent, and cannot be brought back.")
+        // A try whose answer was lost may have reached the chat: said, not counted as unsent for sure.
+        let tried = entries.filter { $0.attempts > 0 }.count
+        let maybeSent = tried == 0 ? "" : tried == count
+            ? " \(count == 1 ? "It" : "They") may have reached the chat already: a try went out and its answer was lost."
+            : " \(tried) of them may have reached the chat already: a try went out and its answer was lost."
+        return UserFacingError(kind: .unsentLeftBehind,
+                               title: count == 1 ? "1 message was not sent" : "\(count) messages were not sent",
+                               detail: "\(count == 1 ? "It was" : "They were") written as \(who), so \(count == 1 ? "it is" : "they are") not sent as anyone else."
+                                   + maybeSent,
+                               suggestion: "Save \(them) to a file to keep what was written, or delete \(them). Signing in as that user again sends \(them).",
+                               presentation: .alert, options: [.export, delete, .notNow],
+                               debug: "outbox entries \(entries.map { String($0.id) }.joined(separator: ", ")) of users \(writers)",
+                               createdAt: date, causeKey: LeftBehindMessages.causeKey, facts: .leftBehind(LeftBehindMessages(count: count, writers: writers)))
+    }
+
     /// Try again buys again, so it asks first too (it costs money).
     static func purchaseDeclined(_ purchase: PurchaseAttempt, bytes: Int64, debug: String, at date: Date) -> UserFacingError {
         let tryAgain = RecoveryOption.tryAgain.confirming("This tries to buy \(sizeInWords(bytes)) more storage from the chat service again, which may be charged.")

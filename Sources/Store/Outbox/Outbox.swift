@@ -16,9 +16,11 @@ public struct OutboxEntry: Sendable, Equatable {
     public var attempts: Int
     /// Why the upstream refused it, when `state` is `failed`.
     public var failure: SendRefusal?
+    /// The user who wrote it, the only one it is ever sent as (nil: the account had no user yet).
+    public var ownerUserId: Int64?
 
     public init(id: Int64, account: AccountRole, chatId: Int64, text: String, state: OutboxState, createdAt: String, upstreamKey: String,
-                attempts: Int = 0, failure: SendRefusal? = nil) {
+                attempts: Int = 0, failure: SendRefusal? = nil, ownerUserId: Int64? = nil) {
         self.id = id
         self.account = account
         self.chatId = chatId
@@ -28,6 +30,7 @@ public struct OutboxEntry: Sendable, Equatable {
         self.upstreamKey = upstreamKey
         self.attempts = attempts
         self.failure = failure
+        self.ownerUserId = ownerUserId
     }
 }
 
@@ -79,24 +82,28 @@ extension MessageStore {
                 guard let (membership, encrypted) = found else { return .noSuchChat }
                 guard membership == .join else { return .archived }
                 guard !encrypted else { return .encrypted }
+                // Written by the account's user of now, and sent only as them.
+                guard let owner = try connection.scalarInt("SELECT user_id FROM accounts WHERE role = ?1", .integer(account.rawValue)) else {
+                    return .noSuchChat
+                }
                 try connection.statement("""
-                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                    """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt))
+                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at, owner_user_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt), .integer(owner))
                 let id = connection.lastInsertRowID
                 try connection.statement("INSERT INTO outbox_requests (account, request_key, outbox_id, text_digest) VALUES (?1, ?2, ?3, ?4)")
                     .run(.integer(account.rawValue), .text(requestKey), .integer(id), .integer(digest))
                 return .queued(OutboxEntry(id: id, account: account, chatId: chat, text: text, state: .queued, createdAt: createdAt,
-                                           upstreamKey: upstreamKey))
+                                           upstreamKey: upstreamKey, ownerUserId: owner))
             }
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
         }
     }
 
-    /// What is not sent yet, oldest first (all accounts).
+    /// What is not sent yet, oldest first (all accounts), of the users who hold the accounts now.
     public func outbox() throws(StoreError) -> [OutboxEntry] {
         do {
-            return try OutboxQueries.entries(connectionForReading, where: "1")
+            return try OutboxQueries.entries(connectionForReading, where: OutboxQueries.ownedNow)
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
@@ -119,21 +126,23 @@ extension MessageStore {
         }
     }
 
-    /// What `account` has not sent yet, oldest first.
+    /// What `account` has not sent yet, oldest first, of the user who holds it now.
     public func outbox(of account: AccountRole) throws(StoreError) -> [OutboxEntry] {
         do {
-            return try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue)")
+            return try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND \(OutboxQueries.ownedNow)")
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
     }
 
     /// The next entries of `account` to send, its oldest `queued` ones up to `limit` (a failed one
-    /// waits for Try again), each with its chat as the upstream names it.
+    /// waits for Try again), each with its chat as the upstream names it: only those its user of
+    /// now wrote.
     public func nextToSend(of account: AccountRole, limit: Int) throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)] {
         let entries: [OutboxEntry]
         do {
-            entries = try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued'", limit: limit)
+            entries = try OutboxQueries.entries(connectionForReading, where: "account = \(account.rawValue) AND state = 'queued' AND \(OutboxQueries.ownedNow)",
+                                                limit: limit)
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }
@@ -156,6 +165,31 @@ extension MessageStore {
         }
     }
 
+    /// Entries written by a user who no longer holds their account (another user signed in, the
+    /// linked account was detached), oldest first: kept, never sent, until saved or deleted.
+    public func leftBehindOutbox() throws(StoreError) -> [OutboxEntry] {
+        do {
+            return try OutboxQueries.entries(connectionForReading, where: "NOT (\(OutboxQueries.ownedNow))")
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// Deletes those of `ids` that are still left behind (an entry its user holds again stays);
+    /// how many went.
+    @discardableResult
+    public func deleteLeftBehindOutbox(_ ids: [Int64]) throws(StoreError) -> Int {
+        guard !ids.isEmpty else { return 0 }
+        do {
+            try connectionForReading.execute("""
+                DELETE FROM outbox WHERE outbox_id IN (\(ids.map(String.init).joined(separator: ","))) AND NOT (\(OutboxQueries.ownedNow))
+                """)
+            return connectionForReading.changes
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
     /// Takes an entry out of the outbox unsent (Delete). Whether it is on its way right now is its
     /// sender's to know (and refuse) before asking.
     public func discardOutbox(_ id: Int64) throws(StoreError) -> OutboxRemoval {
@@ -173,7 +207,7 @@ extension StoreReader {
     /// As ``MessageStore/outbox()``, without waiting behind the writer.
     public func outbox() throws(StoreError) -> [OutboxEntry] {
         do {
-            return try OutboxQueries.entries(connectionForReading, where: "1")
+            return try OutboxQueries.entries(connectionForReading, where: OutboxQueries.ownedNow)
         } catch {
             throw MessageStore.storeError(error, usage: nil, needed: 0)
         }
@@ -181,10 +215,13 @@ extension StoreReader {
 }
 
 enum OutboxQueries {
+    /// The entries written by the user who holds their account now.
+    static let ownedNow = "outbox.owner_user_id IS (SELECT user_id FROM accounts WHERE role = outbox.account)"
+
     /// `condition` is SQL of this file's own making, never of a caller's text.
     static func entries(_ connection: SQLiteConnection, where condition: String, limit: Int = -1) throws -> [OutboxEntry] {
         try connection.statement("""
-            SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail
+            SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail, owner_user_id
             FROM outbox WHERE \(condition) ORDER BY outbox_id LIMIT \(limit)
             """).query(row: entry)
     }
@@ -195,7 +232,8 @@ enum OutboxQueries {
                     text: row.string(at: 3), state: OutboxState(rawValue: row.string(at: 4)) ?? .queued, createdAt: row.string(at: 5),
                     upstreamKey: row.string(at: 6), attempts: Int(row.int64(at: 7)),
                     failure: row.isNull(at: 8) ? nil : SendRefusal(SendRefusal.Reason(rawValue: row.string(at: 8)) ?? .forbidden,
-                                                                   detail: row.isNull(at: 9) ? "" : row.string(at: 9)))
+                                                                   detail: row.isNull(at: 9) ? "" : row.string(at: 9)),
+                    ownerUserId: row.isNull(at: 10) ? nil : row.int64(at: 10))
     }
 
     /// Inside a batch's transaction: the entry sent under `upstreamKey` leaves the outbox; its id.

@@ -244,6 +244,13 @@ enum Migrations {
         DROP TABLE message_search;
         CREATE VIRTUAL TABLE message_search USING fts5(text, content = '', prefix = '2 3', tokenize = 'unicode61 remove_diacritics 2');
         """,
+        // 20: an entry belongs to the user who wrote it: it is sent only as that user, and once
+        // another user holds its account it is left behind (kept, never sent) until the person
+        // saves or deletes it. Entries already there were written by the account's user of now.
+        """
+        ALTER TABLE outbox ADD COLUMN owner_user_id INTEGER;
+        UPDATE outbox SET owner_user_id = (SELECT user_id FROM accounts WHERE role = outbox.account);
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered
