@@ -214,6 +214,14 @@ struct SendingTests {
         #expect(await dashboard.stop().status == 0)
     }
 
+    /// `lp-bench soak` for a short while (the ten-minute run is the benchmark's): writes, deletes,
+    /// linked accounts swapped and faults at random, every kept message held against its writer.
+    @Test func aShortWritingSoakSendsNothingAsAnotherAccountAndLosesAndDoublesNothing() async throws {
+        let (status, output) = try await runToCompletion(ChildProcess.binaryPath("lp-bench"), ["soak", "--seconds", "20", "--seed", "11"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("sent as another user: 0; kept twice: 0; sent after a 204 Delete: 0; lost: 0"), "\(output)")
+    }
+
     @Test func theDashboardKilledFiveTimesWhileSendingLosesAndDoublesNothing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("send-crash-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
