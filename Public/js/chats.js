@@ -11,9 +11,10 @@ import { editedMark, element, messageText, oncePerFrame, replaceIfChanged, sende
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
-  composerRule, draftKey, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, requestKeyFor, sendableText, withAccepted,
-  withOutboxEvent, withoutWriting, withSentMessages, withWriting,
+  composerRule, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, sendableText, withAccepted, withNotTaken, withOutboxEvent,
+  withoutWriting, withRetrying, withSentMessages, withWriting,
 } from "./outbox.js";
+import { draftStore, notTakenNote, requestKeyFor, UNANSWERED_BEFORE_RELOAD, withEdited, withoutUnsent, withSent, withTyped } from "./drafts.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -39,6 +40,8 @@ let canSend = false;
 let errorOfEntry = () => null;
 /** What an echo's Try again and Delete do with their answers: the page's own (surfaces.js). */
 let echoHandlers = {};
+/** Each chat's message box and what was sent from it that the dashboard has not taken (drafts.js). */
+const drafts = draftStore(() => sessionStorage);
 
 /** `listener(count)` hears the unread count of the chats listed whenever it changes (the tab's title). */
 export function onUnreadChanged(listener) {
@@ -458,13 +461,15 @@ function wireComposer() {
   });
   // Kept until the dashboard has it: a reload (or a closed chat) does not lose what was typed.
   box.addEventListener("input", () => {
-    if (!open) return;
-    const draft = readDraft(open);
-    writeDraft(open, { text: box.value, requestKey: draft?.text === box.value ? draft.requestKey : undefined });
+    if (open) changeDraft(open, (draft) => withTyped(draft, box.value));
   });
   $("#chat-composer").addEventListener("submit", (event) => {
     event.preventDefault();
     sendWritten();
+  });
+  $("#chat-outbox").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-writing]");
+    if (button && open) actOnNotTaken(open, button.dataset.requestKey, button.dataset.writing);
   });
 }
 
@@ -476,52 +481,89 @@ function renderComposer(chat) {
   $("#chat-send").disabled = !rule.enabled;
   setText($("#chat-composer-note"), rule.reason);
   if (!open) return;
-  const draft = readDraft(open);
   if (box.dataset.chat !== `${open.account}/${open.chatId}`) {
     box.dataset.chat = `${open.account}/${open.chatId}`;
-    box.value = draft?.text ?? "";
+    const draft = drafts.read(open.account, open.chatId);
+    box.value = draft.text;
+    // Sent from an earlier page that never heard the answer: shown as not taken, to try again.
+    for (const item of draft.unsent) {
+      outbox = withWriting(outbox, { ...item, account: open.account, chatId: open.chatId, notTaken: UNANSWERED_BEFORE_RELOAD });
+    }
+    if (draft.unsent.length > 0) renderOutbox();
   }
+}
+
+function changeDraft(chat, change) {
+  drafts.write(chat.account, chat.chatId, change(drafts.read(chat.account, chat.chatId)));
 }
 
 /** Sends what is in the box: into the outbox, under a request key kept with the draft, so that a
  *  request whose answer was lost (or a reload) sends the same key again and it is kept once. */
-async function sendWritten() {
+function sendWritten() {
   if (!open) return;
   const chat = open;
   const box = $("#chat-text");
   const text = sendableText(box.value);
   if (text == null || box.disabled) return;
-  const requestKey = requestKeyFor(readDraft(chat), text, () => crypto.randomUUID());
-  // The draft keeps the text and its key until the dashboard has it: the box is free at once,
-  // and the echo shows at once (no spinner to wait for: the echo is the progress).
-  writeDraft(chat, { text, requestKey });
+  const written = { requestKey: requestKeyFor(drafts.read(chat.account, chat.chatId), text, () => crypto.randomUUID()), text, createdAt: new Date().toISOString() };
+  // The box is free at once for the next message, and the echo shows at once (no spinner to
+  // wait for: the echo is the progress); the draft keeps the message until the dashboard has it.
+  changeDraft(chat, (draft) => withSent(draft, written));
   box.value = "";
-  const written = { requestKey, account: chat.account, chatId: chat.chatId, text, createdAt: new Date().toISOString() };
-  outbox = withWriting(outbox, written);
+  outbox = withWriting(outbox, { ...written, account: chat.account, chatId: chat.chatId });
   renderOutbox();
   const scroller = $("#chat-scroll");
   scroller.scrollTop = scroller.scrollHeight;
+  postWritten(chat, written);
+}
+
+/** Asks the dashboard to take one written message. Not taken (no answer, or a refusal), it stays
+ *  as an echo that says why, with Try again, Edit and Delete: the box is left as it is, since the
+ *  person may be typing the next message in it. */
+async function postWritten(chat, { requestKey, text }) {
   const note = $("#chat-composer-note");
-  const putBack = (why) => {
-    outbox = withoutWriting(outbox, requestKey);
+  const notTaken = (reason) => {
+    outbox = withNotTaken(outbox, requestKey, reason);
     renderOutbox();
-    if (open === chat && box.value === "") box.value = text;
-    setText(note, why);
+    if (open === chat) setText(note, notTakenNote(reason));
   };
   let answer;
   try {
     answer = await post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`, { text }, { idempotencyKey: requestKey });
   } catch (failure) {
-    putBack(`The dashboard did not take it: ${reasonFor(failure)} Your text is back in the box; send it again.`);
+    notTaken(reasonFor(failure));
     return;
   }
   if (answer.status !== 202) {
-    putBack(`Not sent: ${answer.body?.detail ?? `the dashboard answered ${answer.status}.`}`);
+    notTaken(answer.body?.detail ?? `The dashboard answered ${answer.status}.`);
     return;
   }
-  clearDraft(chat);
-  outbox = withAccepted(outbox, { ...written, outboxId: answer.body.outboxId });
-  if (open === chat) setText(note, "");
+  changeDraft(chat, (draft) => withoutUnsent(draft, requestKey));
+  outbox = withAccepted(outbox, { requestKey, account: chat.account, chatId: chat.chatId, text, outboxId: answer.body.outboxId, createdAt: new Date().toISOString() });
+  if (open === chat && note.textContent.startsWith("Not sent:")) setText(note, "");
+  renderOutbox();
+}
+
+/** Try again, Edit or Delete on a message the dashboard did not take. */
+function actOnNotTaken(chat, requestKey, action) {
+  const item = outbox.writing.find((writing) => writing.requestKey === requestKey);
+  if (!item || !item.notTaken) return;
+  setText($("#chat-composer-note"), "");
+  if (action === "retry") {
+    outbox = withRetrying(outbox, requestKey);
+    renderOutbox();
+    postWritten(chat, item);
+    return;
+  }
+  outbox = withoutWriting(outbox, requestKey);
+  if (action === "edit") {
+    changeDraft(chat, (draft) => withEdited(withTyped(draft, $("#chat-text").value), requestKey));
+    const box = $("#chat-text");
+    box.value = drafts.read(chat.account, chat.chatId).text;
+    box.focus();
+  } else {
+    changeDraft(chat, (draft) => withoutUnsent(draft, requestKey));
+  }
   renderOutbox();
 }
 
@@ -532,16 +574,24 @@ export function renderOutbox() {
   const entries = open ? pendingIn(outbox, open.account, open.chatId) : [];
   const shown = entries.map((entry) => ({ entry, error: entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null }));
   // Drawn again only when what it says changed, so a button is never swapped under a click.
-  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId ?? entry.requestKey, entry.state, entry.text, error?.id, error?.detail,
+  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId ?? entry.requestKey, entry.state, entry.text, entry.reason, error?.id, error?.detail,
     error?.lastAttempt?.at, error?.lastAttempt?.reason]));
   replaceIfChanged(list, shown.map(({ entry, error }) => echo(entry, error)), signature);
   refreshButtons();
 }
 
+/** A message the dashboard did not take is the page's own to send again, edit or delete. */
+function notTakenButtons(entry) {
+  return [["retry", "Try again"], ["edit", "Edit"], ["delete", "Delete"]].map(([action, label]) => element("button", {
+    text: label,
+    attributes: { type: "button", "data-writing": action, "data-request-key": entry.requestKey },
+  }));
+}
+
 /** One local echo: "You · Sending…", or "Not sent" with the reason, the last try and the options. */
 function echo(entry, error) {
   const words = echoWords({ ...entry, error });
-  const failed = entry.state === "failed";
+  const failed = entry.state === "failed" || entry.state === "not-taken";
   const children = [
     element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
     element("div", { className: "text", text: entry.text }),
@@ -551,6 +601,7 @@ function echo(entry, error) {
     const tried = error ? failureText(error) : "";
     if (tried) children.push(element("p", { className: "attempt-note", text: tried }));
     if (error) children.push(element("div", { className: "echo-actions" }, optionButtons(error, echoHandlers)));
+    if (entry.state === "not-taken") children.push(element("div", { className: "echo-actions" }, notTakenButtons(entry)));
   }
   return element("li", {
     className: `message pending${failed ? " not-sent" : ""}`,
@@ -560,29 +611,4 @@ function echo(entry, error) {
       "aria-label": `You: ${entry.text}. ${words.mark}`,
     },
   }, children);
-}
-
-function readDraft(chat) {
-  try {
-    return JSON.parse(sessionStorage.getItem(draftKey(chat.account, chat.chatId)) ?? "null");
-  } catch {
-    return null;
-  }
-}
-
-function writeDraft(chat, draft) {
-  try {
-    if (draft.text) sessionStorage.setItem(draftKey(chat.account, chat.chatId), JSON.stringify(draft));
-    else sessionStorage.removeItem(draftKey(chat.account, chat.chatId));
-  } catch {
-    // Storage full or off: the text stays in the box, only a reload would lose it.
-  }
-}
-
-function clearDraft(chat) {
-  try {
-    sessionStorage.removeItem(draftKey(chat.account, chat.chatId));
-  } catch {
-    // As above.
-  }
 }

@@ -16,13 +16,17 @@ export function outboxFrom(list, before = emptyOutbox()) {
   return { ...before, entries: Array.isArray(list) ? list.filter(isEntry).sort(byId) : [] };
 }
 
-/** An `outbox` event: an entry whose state changed, or one that left (`sent` or `deleted`). The
- *  event of an entry just written names its request key: this page's echo of it, if it wrote it. */
+/** States in which an entry has left the outbox: sent, deleted, or left behind by an account that
+ *  went (its messages are no longer this account's to send). */
+const LEAVING = ["sent", "deleted", "left-behind"];
+
+/** An `outbox` event: an entry whose state changed, or one that left (`LEAVING`). The event of an
+ *  entry just written names its request key: this page's echo of it, if it wrote it. */
 export function withOutboxEvent(outbox, data) {
   if (!Number.isInteger(data?.outboxId)) return outbox;
   const writing = typeof data.requestKey === "string" ? outbox.writing.filter((item) => item.requestKey !== data.requestKey) : outbox.writing;
   const others = outbox.entries.filter((entry) => entry.outboxId !== data.outboxId);
-  if (data.state === "sent" || data.state === "deleted") return { entries: others, left: remembered(outbox.left, [data.outboxId]), writing };
+  if (LEAVING.includes(data.state)) return { entries: others, left: remembered(outbox.left, [data.outboxId]), writing };
   if (!isEntry(data) || outbox.left.includes(data.outboxId)) return writing === outbox.writing ? outbox : { ...outbox, writing };
   const { requestKey, ...entry } = data;
   return { entries: [...others, entry].sort(byId), left: outbox.left, writing };
@@ -35,13 +39,25 @@ export function withSentMessages(outbox, messages) {
   return { ...outbox, entries: outbox.entries.filter((entry) => !sent.includes(entry.outboxId)), left: remembered(outbox.left, sent) };
 }
 
-/** A message sent from this page, before the dashboard answers: its echo shows at once. */
-export function withWriting(outbox, { requestKey, account, chatId, text, createdAt }) {
+/** A message sent from this page, before the dashboard answers: its echo shows at once. With
+ *  `notTaken`, one an earlier page sent and never heard back about (read from its draft). */
+export function withWriting(outbox, { requestKey, account, chatId, text, createdAt, notTaken = null }) {
   if (outbox.writing.some((item) => item.requestKey === requestKey)) return outbox;
-  return { ...outbox, writing: [...outbox.writing, { requestKey, account, chatId, text, createdAt }] };
+  return { ...outbox, writing: [...outbox.writing, { requestKey, account, chatId, text, createdAt, notTaken }] };
 }
 
-/** The dashboard did not take it (the text goes back in the box): its echo goes. */
+/** The dashboard did not take it (no answer, or a refusal): its echo stays, saying why, until the
+ *  person tries again, edits or deletes it. */
+export function withNotTaken(outbox, requestKey, reason) {
+  return { ...outbox, writing: outbox.writing.map((item) => (item.requestKey === requestKey ? { ...item, notTaken: reason } : item)) };
+}
+
+/** The person tries a message that was not taken again: it is sending once more. */
+export function withRetrying(outbox, requestKey) {
+  return withNotTaken(outbox, requestKey, null);
+}
+
+/** The person edited or deleted a message the dashboard did not take: its echo goes. */
 export function withoutWriting(outbox, requestKey) {
   return { ...outbox, writing: outbox.writing.filter((item) => item.requestKey !== requestKey) };
 }
@@ -58,10 +74,12 @@ export function withAccepted(outbox, { requestKey, outboxId, account, chatId, te
 }
 
 /** The local echoes of one chat, oldest first, shown below its stored messages: its entries, then
- *  what this page sent that the dashboard has not answered yet (`requestKey`, no `outboxId`). */
+ *  what this page sent that the dashboard has not taken (`requestKey`, no `outboxId`): waiting for
+ *  the answer (`queued`), or `not-taken` with the reason. */
 export function pendingIn(outbox, account, chatId) {
   const inChat = (item) => item.account === account && item.chatId === chatId;
-  return [...outbox.entries.filter(inChat), ...outbox.writing.filter(inChat).map((item) => ({ ...item, state: "queued", error: null }))];
+  const writing = outbox.writing.filter(inChat).map(({ notTaken, ...item }) => ({ ...item, state: notTaken ? "not-taken" : "queued", reason: notTaken, error: null }));
+  return [...outbox.entries.filter(inChat), ...writing];
 }
 
 /** How many messages of each chat of `account` were not sent (failed), by chat id. */
@@ -75,6 +93,7 @@ export function notSentCounts(outbox, account) {
 
 /** What a local echo says about itself: its mark, and for one not sent, why (the error's words). */
 export function echoWords(entry) {
+  if (entry.state === "not-taken") return { mark: "Not sent", reason: `The dashboard did not take it: ${entry.reason}` };
   if (entry.state === "failed") {
     const reason = entry.error ? [entry.error.detail, entry.error.suggestion].filter(Boolean).join(" ") : "The chat server refused it.";
     return { mark: "Not sent", reason };
@@ -102,19 +121,6 @@ export function keyAction({ key, shiftKey = false, isComposing = false }) {
 /** The text as it would be sent, or null when there is nothing to send (empty or only spaces). */
 export function sendableText(text) {
   return typeof text === "string" && text.trim().length > 0 ? text : null;
-}
-
-/** The sessionStorage key of a chat's unsent draft. */
-export function draftKey(account, chatId) {
-  return `draft/${account}/${chatId}`;
-}
-
-/**
- * The request key to send `text` under: the draft's own when this very text was sent before and
- * its answer never came (so the dashboard keeps it once), a new one otherwise.
- */
-export function requestKeyFor(draft, text, makeKey) {
-  return draft && draft.text === text && typeof draft.requestKey === "string" ? draft.requestKey : makeKey();
 }
 
 function remembered(left, ids) {

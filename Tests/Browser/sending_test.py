@@ -2,17 +2,22 @@
 Enter, see the message at once marked "Sending…" and then sent; a refused message says "Not sent"
 with the reason and Try again / Delete beside it, Try again clicked twice is two real tries, Delete
 takes it away; the chat's row says "1 not sent"; a reload and a second window show the same;
-Shift+Enter is a new line; text typed but not sent survives a reload; nothing is announced for
-one's own messages. axe-core is clean with a message not sent.
+Shift+Enter is a new line; text typed but not sent survives a reload; text typed while an earlier
+message waits for an answer that never comes is kept, and the earlier one stays as "Not sent" with
+Try again, Edit and Delete, across a restart and a reload; nothing is announced for one's own
+messages. axe-core is clean with a message not sent.
 
     python3 Tests/Browser/sending_test.py DASHBOARD_BINARY SCREENSHOT_DIR
 """
 import os
+import signal
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    WIDE, accessible_at_both_widths, browser, click, console_errors, enabled, find, find_all, run_suite, shot, start_dashboard, text_of, wait,
+    WIDE, Dashboard, accessible_at_both_widths, browser, click, console_errors, enabled, find, find_all, free_port, run_suite, shot, start_dashboard,
+    status_text, text_of, wait,
 )
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -20,9 +25,9 @@ BINARY, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
 
 
-def open_first_chat(context):
+def open_first_chat(context, **options):
     """A dashboard whose primary account has chats, the page live, the first chat open; its id."""
-    dashboard, _ = start_dashboard(context, BINARY, "--always-on", size=WIDE)
+    dashboard, _ = start_dashboard(context, BINARY, "--always-on", size=WIDE, **options)
     driver = context.driver
     console_errors(driver)  # read and dropped: the last test's dashboard went away under its page
     dashboard.sim("/sim/messages", {"account": "primary", "count": 3})
@@ -156,6 +161,65 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
     assert written(dashboard) == ["Not allowed here"]
     errors = console_errors(driver)
     assert errors == [], errors
+
+
+def box_text(driver):
+    return find(driver, "#chat-text").get_attribute("value")
+
+
+def test_text_typed_while_a_message_waits_is_kept_when_the_dashboard_never_answers(context):
+    options = {"port": free_port(), "db": os.path.join(tempfile.mkdtemp(), "store.sqlite")}
+    dashboard, driver, chat = open_first_chat(context, **options)
+    # The process stops answering (its requests wait), the person sends A and goes on typing B,
+    # then the process dies: A's request fails with no answer.
+    os.kill(dashboard.process.pid, signal.SIGSTOP)
+    type_and_send(driver, "first thought")
+    wait(driver, lambda: echoes(driver) == [("first thought", "Sending…")], seconds=3, message="the echo at once")
+    find(driver, "#chat-text").send_keys("second thought")
+    os.kill(dashboard.process.pid, signal.SIGKILL)
+    dashboard.process.wait(timeout=10)
+    wait(driver, lambda: echoes(driver) == [("first thought", "Not sent")], seconds=10, message=lambda: f"A is not sent: {echoes(driver)}")
+    assert box_text(driver) == "second thought", f"B stays in the box as typed: {box_text(driver)!r}"
+    note = text_of(driver, "#chat-composer-note")
+    assert note.startswith("Not sent: The dashboard process does not answer.") and "kept below" in note, note
+    assert "back in the box" not in note, note
+    assert "did not take it" in text_of(driver, "#chat-outbox .reason")
+    buttons = [button.text for button in find_all(driver, "#chat-outbox .echo-actions button")]
+    assert buttons == ["Try again", "Edit", "Delete"], buttons
+    shot(driver, SHOTS, "not-taken-while-typing")
+    # A new process on the same store, the page reloaded: both are still there.
+    context.dashboard = dashboard = Dashboard(BINARY, "--always-on", **options)
+    driver.get(dashboard.url)
+    wait(driver, lambda: status_text(driver) == "Live", seconds=20, message="live again")
+    wait(driver, lambda: find_all(driver, f'#chats [data-chat="{chat}"]'), message="listed again")
+    click(driver, find(driver, f'#chats [data-chat="{chat}"]'))
+    wait(driver, lambda: box_text(driver) == "second thought", message=lambda: f"B is back in the box: {box_text(driver)!r}")
+    wait(driver, lambda: echoes(driver) == [("first thought", "Not sent")], message=lambda: f"A waits below: {echoes(driver)}")
+    accessible_at_both_widths(driver, "a message the dashboard did not take")
+    # Try again sends A once, and B is sent as typed.
+    click(driver, find(driver, '#chat-outbox button[data-writing="retry"]'))
+    wait(driver, lambda: "first thought" in chat_texts(driver) and echoes(driver) == [], seconds=10, message="A sent on Try again")
+    find(driver, "#chat-text").send_keys(Keys.ENTER)
+    wait(driver, lambda: "second thought" in chat_texts(driver), seconds=10, message="B sent")
+    assert written(dashboard) == ["first thought", "second thought"], written(dashboard)
+    assert text_of(driver, "#chat-composer-note") == ""
+    # Not taken again (the dashboard refuses the chat), then Edit: the text comes back before what
+    # was typed since, nothing lost; Delete takes a not-taken message away for good.
+    os.kill(dashboard.process.pid, signal.SIGSTOP)
+    type_and_send(driver, "third")
+    find(driver, "#chat-text").send_keys("fourth")
+    os.kill(dashboard.process.pid, signal.SIGKILL)
+    dashboard.process.wait(timeout=10)
+    wait(driver, lambda: echoes(driver) == [("third", "Not sent")], seconds=10, message="third not sent")
+    click(driver, find(driver, '#chat-outbox button[data-writing="edit"]'))
+    wait(driver, lambda: box_text(driver) == "third\nfourth", message=lambda: f"both in the box: {box_text(driver)!r}")
+    assert echoes(driver) == []
+    find(driver, "#chat-text").clear()
+    type_and_send(driver, "fifth")
+    wait(driver, lambda: echoes(driver) == [("fifth", "Not sent")], seconds=10, message="fifth not sent: nothing answers")
+    click(driver, find(driver, '#chat-outbox button[data-writing="delete"]'))
+    wait(driver, lambda: echoes(driver) == [], message="deleted")
+    assert driver.execute_script("return Object.keys(sessionStorage).filter((key) => key.startsWith('draft/'))") == [], "nothing waits"
 
 
 def test_text_typed_but_not_sent_survives_a_reload(context):

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  composerRule, draftKey, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, requestKeyFor, sendableText,
-  withAccepted, withOutboxEvent, withoutWriting, withSentMessages, withWriting,
+  composerRule, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, sendableText,
+  withAccepted, withNotTaken, withOutboxEvent, withoutWriting, withRetrying, withSentMessages, withWriting,
 } from "../../Public/js/outbox.js";
 
 const entry = (outboxId, state = "queued", { account = "primary", chatId = 1, error = null } = {}) => ({
@@ -96,15 +96,6 @@ test("only text with something in it is sent, as typed", () => {
   assert.equal(sendableText(undefined), null);
 });
 
-test("a draft sent before keeps its request key for the same text, so the dashboard keeps it once", () => {
-  let made = 0;
-  const makeKey = () => `k${++made}`;
-  assert.equal(requestKeyFor(null, "hi", makeKey), "k1");
-  assert.equal(requestKeyFor({ text: "hi", requestKey: "k0" }, "hi", makeKey), "k0");
-  assert.equal(requestKeyFor({ text: "hi", requestKey: "k0" }, "hi!", makeKey), "k2", "another text is another message");
-  assert.equal(draftKey("linked", 4), "draft/linked/4");
-});
-
 test("a message sent from here shows at once, and its entry takes its place whichever of the answer and the event comes first", () => {
   const written = { requestKey: "k1", account: "primary", chatId: 3, text: "hi", createdAt: "t" };
   const writing = withWriting(emptyOutbox(), written);
@@ -124,9 +115,27 @@ test("a message sent from here shows at once, and its entry takes its place whic
   assert.deepEqual(pendingIn(withAccepted(sentBeforeAnswer, { ...written, outboxId: 7 }), "primary", 3), [], "a late answer brings nothing back");
 });
 
-test("another page's entry leaves this page's echo alone; a message the dashboard did not take loses its echo", () => {
+test("another page's entry leaves this page's echo alone; one edited or deleted here loses its echo", () => {
   const written = { requestKey: "mine", account: "primary", chatId: 1, text: "same", createdAt: "t" };
   const outbox = withOutboxEvent(withWriting(emptyOutbox(), written), { ...entry(4), text: "same", requestKey: "theirs" });
   assert.deepEqual(pendingIn(outbox, "primary", 1).map((item) => item.outboxId ?? item.requestKey), [4, "mine"]);
   assert.deepEqual(pendingIn(withoutWriting(outbox, "mine"), "primary", 1).map((item) => item.outboxId), [4]);
+});
+
+test("a message the dashboard did not take stays, saying why, until it is tried again", () => {
+  const written = { requestKey: "k1", account: "primary", chatId: 1, text: "hello", createdAt: "t" };
+  const refused = withNotTaken(withWriting(emptyOutbox(), written), "k1", "The dashboard process does not answer.");
+  const [echo] = pendingIn(refused, "primary", 1);
+  assert.deepEqual([echo.requestKey, echo.text, echo.state], ["k1", "hello", "not-taken"]);
+  assert.deepEqual(echoWords(echo), { mark: "Not sent", reason: "The dashboard did not take it: The dashboard process does not answer." });
+  assert.equal(pendingIn(withRetrying(refused, "k1"), "primary", 1)[0].state, "queued", "sending again");
+  const fromEarlierPage = withWriting(emptyOutbox(), { ...written, notTaken: "No answer." });
+  assert.equal(pendingIn(fromEarlierPage, "primary", 1)[0].state, "not-taken");
+  assert.equal(withAccepted(refused, { ...written, outboxId: 3 }).writing.length, 0, "taken on a later try: its entry in its place");
+});
+
+test("an entry left behind by an account that went leaves the page's outbox", () => {
+  const outbox = withOutboxEvent(outboxFrom([entry(1, "failed"), entry(2)]), { outboxId: 1, state: "left-behind" });
+  assert.deepEqual(outbox.entries.map((item) => item.outboxId), [2]);
+  assert.equal(withOutboxEvent(outbox, entry(1, "failed")), outbox, "a late event does not bring it back");
 });
