@@ -575,7 +575,7 @@ export function renderOutbox() {
   const shown = entries.map((entry) => ({ entry, error: entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null }));
   // Drawn again only when what it says changed, so a button is never swapped under a click.
   const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId ?? entry.requestKey, entry.state, entry.text, entry.reason, error?.id, error?.detail,
-    error?.lastAttempt?.at, error?.lastAttempt?.reason]));
+    error?.lastAttempt?.at, error?.lastAttempt?.tries, error?.lastAttempt?.reason]));
   replaceIfChanged(list, shown.map(({ entry, error }) => echo(entry, error)), signature);
   refreshButtons();
 }

@@ -16,7 +16,8 @@
 //   and announced politely; each error has a Details disclosure with its debug text and a Copy button.
 
 import { postAttempt } from "./api.js";
-import { exactTime, formatWhen, whenPhrase } from "./dates.js";
+import { failureText } from "./attemptwords.js";
+import { exactTime, formatWhen } from "./dates.js";
 import { placeAlert } from "./tabs.js";
 import { element, replaceIfChanged } from "./dom.js";
 
@@ -197,12 +198,7 @@ async function runAttempt(error, option, onDone, extra = {}) {
 
 // MARK: Pieces every surface shows
 
-/** "Try again didn't help (2 min ago): <reason>", or nothing before the first failed attempt. */
-export function failureText(error) {
-  const last = error.lastAttempt;
-  if (!last) return "";
-  return `${last.title} didn't help (${whenPhrase(last.at)}): ${last.reason}`;
-}
+export { failureText };
 
 /** What Details holds, for a bug report: the technical words are here, and only here. */
 export function detailsText(error) {

@@ -91,7 +91,10 @@ def test_try_again_twice_after_a_failure_runs_two_real_attempts(context):
         note = text_of(driver, "#banner-note")
         assert note.startswith("Try again didn't help"), note
         notes.append(note)
+        # Each failed click changes what is said, so the second never looks ignored.
+        assert ("2 tries" in note) == (click_number == 2), note
         assert countdown(driver) > 0 or "Trying again" in text_of(driver, "#banner-text"), "the banner still counts down"
+    assert notes[0] != notes[1], notes
     assert all("didn't help" in line for line in recorded_attempts(driver, "having trouble"))
     # Details: the technical cause and a Copy button that says what it did.
     click(driver, find(driver, "#banner-details summary"))

@@ -116,7 +116,8 @@ def test_a_refused_message_says_why_and_try_again_and_delete_work_every_time(con
         before = dashboard.sim("/sim/stats")["faultsInjected"]
         click_option(driver, "try-again")
         wait(driver, lambda: dashboard.sim("/sim/stats")["faultsInjected"] == before + 1, seconds=10, message=f"try {round} reached the server")
-        wait(driver, lambda: "didn't help" in text_of(driver, "#chat-outbox .attempt-note"), seconds=10, message=f"try {round} said")
+        said = "Try again didn't help (just now)" if round == 1 else "Try again didn't help (2 tries, the last just now)"
+        wait(driver, lambda: said in text_of(driver, "#chat-outbox .attempt-note"), seconds=10, message=f"try {round} said: {said}")
         assert echoes(driver) == [("Not allowed here", "Not sent")]
     # The chat list says so, and a second window and a reload show the same.
     driver.execute_script("document.querySelector('#chat-view').close()")
