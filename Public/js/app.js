@@ -72,6 +72,7 @@ function applyEvents(events) {
   for (const event of events) {
     const { type, data } = event;
     const wasShowing = type === "error.resolved" && $("#alert").open && $("#alert").dataset.errorId === data.id;
+    const closing = type === "error.resolved" ? state.errors.find((error) => error.id === data.id) : undefined;
     if (type === "error.raised") errorRaised(data);
     dispatch({ type: "events", events: [event] });
     switch (type) {
@@ -109,7 +110,7 @@ function applyEvents(events) {
         problemRaised(data);
         break;
       case "error.resolved":
-        errorResolved(data.id, wasShowing);
+        errorResolved(data, closing, wasShowing);
         break;
       case "attempt":
         noteAttemptEvent(data);
@@ -167,7 +168,16 @@ function addMessages(account, messages, notify, caughtUp) {
   const inView = newestInView(account);
   lists[account].add(messages.map((message) => ({ ...message, account })));
   if (!notify || fresh.length === 0) return;
-  const { action, fresh: untold } = decideNotice(account, fresh.map((message) => message.id));
+  decideNotice(account, fresh.map((message) => message.id)).then((decision) => {
+    tell(account, fresh, decision, caughtUp, inView);
+    // The highest id whose notice this tab has decided: what a reader (or a test) awaits.
+    const pane = document.querySelector(`[data-messages-for="${account}"]`);
+    if (pane) pane.dataset.noticed = String(Math.max(Number(pane.dataset.noticed ?? 0), ...fresh.map((message) => message.id)));
+  });
+}
+
+/** Tells the person of `fresh` messages as `decision` (tabs.js `decideNotice`) says. */
+function tell(account, fresh, { action, fresh: untold }, caughtUp, inView) {
   const told = fresh.filter((message) => untold.includes(message.id));
   const last = told.at(-1);
   if (action === "toast") {
@@ -191,9 +201,11 @@ document.addEventListener("visibilitychange", () => {
   dispatch({ type: "visibility", visible });
   if (!visible) return;
   notified = 0;
-  const kept = takeKept();
   awayReturns += 1;
-  if (kept) messagesToast(awayNotice(kept), kept.count, awayReturns);
+  const returns = awayReturns;
+  takeKept().then((kept) => {
+    if (kept) messagesToast(awayNotice(kept), kept.count, returns);
+  });
 });
 
 // MARK: Rendering

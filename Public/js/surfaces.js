@@ -3,6 +3,7 @@
 // here too; and what the page does with an attempt's answer. One place per error: never two.
 
 import { post } from "./api.js";
+import { resolvedText } from "./attemptwords.js";
 import { formatWhen } from "./dates.js";
 import { $, element } from "./dom.js";
 import {
@@ -125,13 +126,15 @@ function quietNote(error) {
   });
 }
 
-/** An error closed (here or elsewhere): its dialog, note and buttons go. */
-export function errorResolved(id, wasShowing) {
+/** An error closed (here or elsewhere): its dialog, note and buttons go. `resolved` is the
+ *  feed's `error.resolved` data (what closed it), `error` the error as this window knew it. */
+export function errorResolved(resolved, error, wasShowing) {
+  const id = resolved.id;
   $(`.toast[data-key="${CSS.escape(`note/${id}`)}"]`)?.remove();
   forgetAttempts(id);
   closeAlert(id);
   problemResolved(id);
-  if (wasShowing && !attemptRunningHere(id)) toast("That problem was dealt with in another window.", { seconds: 6 });
+  if (wasShowing && !attemptRunningHere(id)) toast(resolvedText(resolved, error), { seconds: 6 });
 }
 
 /** Escape on an alert closes it and nothing more: the error goes on in the status bar, with its

@@ -57,13 +57,22 @@ export function actedIsSaid({ tabId, lastActor, now, lastSaidAt }) {
   return lastActor?.tabId !== tabId || now - lastSaidAt >= ACTED_REPEAT_MS;
 }
 
+/** The person's last action, if it was in this tab or in one still open: a tab that closed
+ *  (gone with a word, or silent past its claim) is nowhere the person can be now. */
+export function presentActor({ tabId, lastActor, peers, now }) {
+  if (!lastActor) return null;
+  return lastActor.tabId === tabId || livePeers(peers, now).has(lastActor.tabId) ? lastActor : null;
+}
+
 /** Where an alert-presented error shows in this tab: `"dialog"` (modal) or `"note"` (a quiet
  *  toast with Show, the error's options in the banner). The tab that caused it (its own attempt's
  *  answer) shows the dialog; else the tab where the person acted within `RECENT_ACTION_MS`; else
  *  the tab whose attempt is running; else the tab where the person acted last; and when nobody has
- *  acted yet, every visible tab. `lastActor` is `{ tabId, at }` or null. */
-export function alertPlacement({ tabId, visible, now, causedHere, attemptRunningHere, attemptRunningElsewhere, lastActor }) {
+ *  acted yet, or the tab where they did is closed, every visible tab. `lastActor` is
+ *  `{ tabId, at }` or null; `peers` the other tabs as `livePeers` takes them. */
+export function alertPlacement({ tabId, visible, now, causedHere, attemptRunningHere, attemptRunningElsewhere, lastActor: heard, peers }) {
   if (causedHere) return "dialog";
+  const lastActor = presentActor({ tabId, lastActor: heard, peers, now });
   const recent = lastActor && now - lastActor.at <= RECENT_ACTION_MS;
   if (recent) return lastActor.tabId === tabId ? "dialog" : "note";
   if (attemptRunningHere) return "dialog";

@@ -97,12 +97,21 @@ public actor ErrorRegistry {
     /// Closes the error with this cause, if open (and the errors that came from it); by default
     /// because the situation changed by itself.
     public func resolve(causeKey: String, by resolution: Resolution = .situation) async {
-        await perform(errors.resolve(causeKey: causeKey, by: resolution, at: now()))
+        let id = errors.error(causeKey: causeKey)?.id
+        await perform(errors.resolve(causeKey: causeKey, by: credited(resolution, closing: id), at: now()))
     }
 
     /// Closes this error, if open, and the errors that came from it.
     public func resolve(id: String, by resolution: Resolution = .situation) async {
-        await perform(errors.resolve(id: id, by: resolution, at: now()))
+        await perform(errors.resolve(id: id, by: credited(resolution, closing: id), at: now()))
+    }
+
+    /// A situation that changes while an attempt on the error runs is that attempt's doing (Try
+    /// again asked the engine for the very reconnect that closes it): the page then names the
+    /// option someone chose instead of saying the problem went by itself.
+    private func credited(_ resolution: Resolution, closing id: String?) -> Resolution {
+        guard resolution == .situation, let id, let attempt = running[id]?.attempt else { return resolution }
+        return .attempt(attempt.optionID)
     }
 
     /// Open errors, oldest first.

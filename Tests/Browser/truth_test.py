@@ -1,5 +1,7 @@
 """Recovery tells the truth, as a person sees it in a real headless Chromium: one notice per message
-across the dashboard's windows, an alert only where the person acted (a quiet note elsewhere),
+across the dashboard's windows (also two visible at once), a closed alert that says what closed it
+(an option in another window, or the engine by itself), a closed window that no longer counts as
+where the person acted, an alert only where the person acted (a quiet note elsewhere),
 Escape that only closes an alert, Not now and Stop syncing recorded as what they are, Stop that
 says stopped whatever else is wrong, a declined purchase that goes when another window frees the
 space, a Try again that leaves nothing open once the engine reconnected, and the page's own retries
@@ -151,6 +153,108 @@ def test_one_notice_per_message_across_windows(context):
 
 
 # MARK: An alert opens where the person acted
+
+
+def noticed(driver, handle, account="primary"):
+    """The highest message id whose notice the window has decided (told or left to another)."""
+    driver.switch_to.window(handle)
+    return int(driver.execute_script(
+        "return document.querySelector(arguments[0]).dataset.noticed || '0'", f'[data-messages-for="{account}"]'))
+
+
+def test_two_visible_windows_toast_a_message_once(context):
+    dashboard, driver = start(context)
+    first, second = open_second_window(driver, dashboard.base + "/")
+    try:
+        for handle in (first, second):
+            driver.switch_to.window(handle)
+            assert driver.execute_script("return document.visibilityState") == "visible"
+        dashboard.sim("/sim/messages", {"account": "primary", "count": 40})
+        for handle in (first, second):
+            driver.switch_to.window(handle)
+            wait(driver, lambda: loaded_range(driver, "primary")[0] >= 40, message="a pane to scroll")
+            # Away from the newest, so what arrives is not in view and earns a toast.
+            driver.execute_script("document.querySelector('[data-scroll-for=\"primary\"]').scrollTop = 400")
+        for number in range(1, 7):
+            dismiss_toasts(driver, first)
+            dismiss_toasts(driver, second)
+            publish(dashboard, driver, [first, second], f"told once {number}")
+            newest = max(dashboard.sim("/sim/sent")["primary"])
+            for handle in (first, second):
+                wait(driver, lambda: noticed(driver, handle) >= newest, message=f"message {number}: decided in each window")
+            counts = (len(message_toasts(driver, first)), len(message_toasts(driver, second)))
+            assert sum(counts) == 1, f"message {number}: toasts in the two windows: {counts}"
+    finally:
+        close_window(driver, second, first)
+
+
+def test_a_closed_alert_says_what_closed_it(context):
+    dashboard, driver = start(context, *PATIENT)
+    first, second = open_second_window(driver, dashboard.base + "/")
+    try:
+        for round_number in (1, 2):
+            # The person breaks the chat server from the first window: its alert shows there.
+            driver.switch_to.window(first)
+            open_simulator(driver)
+            driver.execute_script("document.querySelector('#sim-fault').value = 'unauthorized'")
+            click(driver, find(driver, '#sim-faults button[type="submit"]'))
+            wait(driver, lambda: dialog_open(driver, "#alert") and "won't let this dashboard in" in text_of(driver, "#alert-title"), seconds=20,
+                 message="the alert where the person clicked")
+            dashboard.sim("/sim/faults", {"mode": "none"})
+            # Try again in the other window's banner closes it: the first says so, naming the option.
+            driver.switch_to.window(second)
+            wait(driver, lambda: banner_options(driver) == ["stop-syncing", "try-again"], message="its options in the other window")
+            click(driver, find(driver, '#banner-actions button[data-option="try-again"]'))
+            driver.switch_to.window(first)
+            wait(driver, lambda: not dialog_open(driver, "#alert"), seconds=15, message="closed in the first window")
+            said = toast_texts(driver)
+            assert "was dealt with in another window (Try again)" in said, said
+            dismiss_toasts(driver, first)
+            print(f"  round {round_number}: {said}")
+    finally:
+        close_window(driver, second, first)
+
+
+def test_an_alert_the_engine_closed_says_it_cleared_up_by_itself(context):
+    dashboard, driver = start(context, "--backoff-base-ms", "300", "--backoff-cap-ms", "600")
+    for round_number in (1, 2):
+        open_simulator(driver)
+        driver.execute_script("document.querySelector('#sim-fault').value = 'unauthorized'")
+        click(driver, find(driver, '#sim-faults button[type="submit"]'))
+        wait(driver, lambda: dialog_open(driver, "#alert") and "won't let this dashboard in" in text_of(driver, "#alert-title"), seconds=20,
+             message="the alert")
+        # Nobody clicks anything: the engine's own next try gets in.
+        dashboard.sim("/sim/faults", {"mode": "none"})
+        wait(driver, lambda: not dialog_open(driver, "#alert"), seconds=15, message="closed by the engine")
+        said = toast_texts(driver)
+        assert "has cleared up by itself" in said and "another window" not in said, said
+        dismiss_toasts(driver, driver.current_window_handle)
+        print(f"  round {round_number}: {said}")
+
+
+def test_a_closed_window_no_longer_counts_as_where_the_person_acted(context):
+    dashboard, driver = start(context, *PATIENT)
+    first = driver.current_window_handle
+    for round_number in (1, 2):
+        _, second = open_second_window(driver, dashboard.base + "/")
+        click(driver, find(driver, "header.top h1"))  # the person acts in the second window, then closes it
+        close_window(driver, second, first)
+        # A problem nobody caused, while the first window is the only one left: its alert shows here.
+        dashboard.sim("/sim/faults", {"mode": "unauthorized"})
+        dashboard.sim("/sim/expire-token", {})
+        wait(driver, lambda: dialog_open(driver, "#alert") and "won't let this dashboard in" in text_of(driver, "#alert-title"), seconds=20,
+             message=f"round {round_number}: the alert as a dialog, not a note for a closed window")
+        assert "In another window" not in toast_texts(driver), toast_texts(driver)
+        dashboard.sim("/sim/faults", {"mode": "none"})
+        click_while_shown(driver, '#alert-actions button[data-option="try-again"]')
+        wait(driver, lambda: status_text(driver) == "Live" and not dialog_open(driver, "#alert") and calm(driver), seconds=15, message="recovered")
+        dismiss_toasts(driver, first)
+
+
+def toast_texts(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent).join(' | ')")
+
+
 
 
 def test_an_alert_opens_only_in_the_window_where_the_person_acted(context):

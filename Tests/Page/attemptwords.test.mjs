@@ -31,3 +31,28 @@ test("an answer without a count (an older server) still reads as one try", () =>
   assert.equal(failureText({ lastAttempt: { title: "Free space", reason: "Nothing to free.", at: "2026-12-06T11:59:59Z" } }, now),
     "Free space didn't help (just now): Nothing to free.");
 });
+
+import { resolvedText } from "../../Public/js/attemptwords.js";
+
+const denied = { title: "The chat server won't let this dashboard in", options: [{ id: "try-again", title: "Try again" }, { id: "stop-syncing", title: "Stop syncing" }] };
+
+test("an error closed by an option chosen in another window names that option", () => {
+  assert.equal(resolvedText({ by: "attempt", option: "try-again" }, denied),
+    "“The chat server won't let this dashboard in” was dealt with in another window (Try again).");
+});
+
+test("an error the engine closed gives nobody credit", () => {
+  const said = resolvedText({ by: "engine" }, denied);
+  assert.equal(said, "“The chat server won't let this dashboard in” has cleared up by itself.");
+  assert.doesNotMatch(said, /another window/);
+});
+
+test("an error closed by a Delete says what it was about went", () => {
+  assert.equal(resolvedText({ by: "action" }, { title: "Message not sent" }), "“Message not sent” is closed: what it was about was deleted.");
+});
+
+test("without the error's words it still says what closed it", () => {
+  assert.equal(resolvedText({ by: "attempt", option: "free-space" }, undefined), "That problem was dealt with in another window.");
+  assert.equal(resolvedText({ by: "engine" }, undefined), "That problem has cleared up by itself.");
+  assert.equal(resolvedText({}, undefined), "That problem is closed.");
+});

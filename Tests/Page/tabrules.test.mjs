@@ -42,7 +42,8 @@ test("a tab that went away without a word stops counting: visible claims soon, h
 });
 
 test("an alert opens where it was caused or where the person acted; the others get a note", () => {
-  const base = { tabId: "b", visible: true, now, causedHere: false, attemptRunningHere: false, attemptRunningElsewhere: false, lastActor: null };
+  const open = new Map([["a", { visible: true, seenAt: now - 1000 }]]);
+  const base = { tabId: "b", visible: true, now, causedHere: false, attemptRunningHere: false, attemptRunningElsewhere: false, lastActor: null, peers: open };
   const acted = (tabId, ago) => ({ tabId, at: now - ago });
   assert.equal(alertPlacement({ ...base, causedHere: true, lastActor: acted("a", 0) }), "dialog", "its own attempt's answer");
   assert.equal(alertPlacement({ ...base, lastActor: acted("a", 500) }), "note", "Expire token clicked in a just now");
@@ -55,6 +56,16 @@ test("an alert opens where it was caused or where the person acted; the others g
   assert.equal(alertPlacement({ ...base, lastActor: acted("a", RECENT_ACTION_MS + 1) }), "note", "nobody acts now: where they did last");
   assert.equal(alertPlacement({ ...base, lastActor: null }), "dialog", "nobody acted: every visible tab");
   assert.equal(alertPlacement({ ...base, lastActor: null, visible: false }), "note");
+});
+
+test("a closed tab no longer counts as where the person acted", () => {
+  const base = { tabId: "b", visible: true, now, causedHere: false, attemptRunningHere: false, attemptRunningElsewhere: false };
+  const actedInA = { tabId: "a", at: now - 500 };
+  assert.equal(alertPlacement({ ...base, lastActor: actedInA, peers: new Map() }), "dialog", "a said goodbye: every visible tab shows it");
+  const silent = new Map([["a", { visible: true, seenAt: now - VISIBLE_CLAIM_MS - 1 }]]);
+  assert.equal(alertPlacement({ ...base, lastActor: actedInA, peers: silent }), "dialog", "a went without a word and its claim ran out");
+  assert.equal(alertPlacement({ ...base, lastActor: actedInA, peers: silent, visible: false }), "note", "a hidden tab still shows no dialog");
+  assert.equal(alertPlacement({ ...base, lastActor: { tabId: "b", at: now - 500 }, peers: new Map() }), "dialog", "this tab is always present");
 });
 
 test("an action is told to the other tabs at once when the person comes from another tab, else once a second", () => {

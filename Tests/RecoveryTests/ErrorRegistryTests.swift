@@ -9,7 +9,11 @@ final class RecordingPresenter: ErrorPresenter {
     let log = Mutex<[String]>([])
     let attempts = Mutex<[AttemptProgress.Status]>([])
     func present(_ error: UserFacingError) async { log.withLock { $0.append("present \(error.type) \(error.presentation.rawValue)") } }
-    func dismiss(_ error: UserFacingError, by resolution: Resolution) async { log.withLock { $0.append("dismiss \(error.type)") } }
+    let resolutions = Mutex<[Resolution]>([])
+    func dismiss(_ error: UserFacingError, by resolution: Resolution) async {
+        log.withLock { $0.append("dismiss \(error.type)") }
+        resolutions.withLock { $0.append(resolution) }
+    }
     func attemptChanged(_ progress: AttemptProgress) async { attempts.withLock { $0.append(progress.status) } }
     var entries: [String] { log.withLock { $0 } }
     var attemptStatuses: [AttemptProgress.Status] { attempts.withLock { $0 } }
@@ -244,6 +248,22 @@ struct ErrorRegistryTests {
         #expect(answer.error == nil, "but there is nothing open to show")
         #expect(await registry.openErrors().isEmpty, "closed stays closed")
         #expect(presenter.entries == ["present /problems/upstream-error banner", "dismiss /problems/upstream-error"])
+    }
+
+    @Test func aCauseClosedWhileAnAttemptRunsIsCreditedToThatOption() async throws {
+        let (attempter, open) = heldAttempter { _ in .recovered }
+        let registry = registry(attempter)
+        let error = await registry.raise(sampleError())
+        let attempt = Task { try await registry.attempt(errorID: error.id, postedOption: "try-again", idempotencyKey: "k") }
+        while attempter.count == 0 { await Task.yield() }
+        await registry.resolve(causeKey: error.causeKey)  // the reconnect Try again asked for
+        open.yield()
+        _ = try await attempt.value
+        #expect(presenter.resolutions.withLock { $0 } == [.attempt(.tryAgain)])
+
+        let byItself = await registry.raise(sampleError())
+        await registry.resolve(causeKey: byItself.causeKey)  // no attempt runs: the engine's own doing
+        #expect(presenter.resolutions.withLock { $0 } == [.attempt(.tryAgain), .situation])
     }
 
     @Test func aCauseRaisedAgainByItsOwnerMeanwhileTakesTheAnswersNote() async throws {
