@@ -28,7 +28,7 @@ import { recordHistory, renderStatus, updateCountdown } from "./statusbar.js";
 import {
   errorHandlers, errorRaised, errorResolved, outOfSpace, processDidNotAnswer, renderErrors, sendState, statusParts, tellStorageNews, wireSurfaces,
 } from "./surfaces.js";
-import { decideNotice, keepForLater, startTabs, takeKept } from "./tabs.js";
+import { decideNotice, forgetAnnounced, keepForLater, startTabs, takeKept } from "./tabs.js";
 import { messagesToast, quotedMessageChanged, toast } from "./toasts.js";
 import { renderStorage, showLinkedPane } from "./view.js";
 import { PROBLEM } from "./vocabulary.js";
@@ -134,6 +134,18 @@ function applyEvents(events) {
         toast("The chat server signed in another person.", {
           detail: `The ${data.removedMessages} stored messages of the previous account were removed from this computer, so the two are not mixed.`,
           seconds: 20,
+        });
+        break;
+      case "account.resynced":
+        // What the pane shows was set aside: it fills again with the server's messages, and the
+        // ones that come next are news whatever their ids (the server numbers from 1 again).
+        lists[data.account]?.reset([], { hasOlder: false });
+        forgetAnnounced(data.account);
+        delete document.querySelector(`[data-messages-for="${data.account}"]`)?.dataset.noticed;
+        chatsChanged({ accountGone: data.account });
+        toast(`${accountName(data.account)}: the server's messages are shown now.`, {
+          detail: `The ${data.setAside} messages stored before are set aside on this computer, still counted in its storage.`,
+          seconds: 12,
         });
         break;
       case "simulator":

@@ -125,6 +125,12 @@ function applyEvent(state, { type, data }, now) {
       return { ...state, accounts: { ...state.accounts, linked: null } };
     case "account.changed":
       return { ...state, accounts: { primary: { userId: data.userId, cursor: null }, linked: null } };
+    case "account.resynced": {
+      // Its stored messages were set aside; it syncs from the server's first message again.
+      const synced = state.accounts[data.account];
+      const accounts = synced ? { ...state.accounts, [data.account]: { ...synced, cursor: null } } : state.accounts;
+      return { ...state, accounts, storage: data.storage ?? state.storage };
+    }
     case "simulator":
       return { ...state, simulator: data };
     default:

@@ -54,8 +54,8 @@ class Dashboard:
 class ChatServer:
     """The simulator on its own (`chat-server`), as an external upstream."""
 
-    def __init__(self, binary, *arguments):
-        self.process = subprocess.Popen([binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    def __init__(self, binary, *arguments, port=0):
+        self.process = subprocess.Popen([binary, "--port", str(port), *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                         preexec_fn=dies_with_this_process)
         self.url = self.process.stdout.readline().strip().split(" on ")[1]
 

@@ -3,7 +3,8 @@ failed and recovered with the mouse (or the keyboard), Try again is clicked twic
 failure and each click is a real attempt counted upstream, the failed attempt is seen, the
 first load and scroll-back fail into views with Try again, Free space asks first and says what it
 removes, bursts are one toast, long text never scrolls sideways, other windows see an attempt
-running, and an external upstream leaves the console clean. axe-core stays clean in every state.
+running, Keep these and sync again shows the server's messages at once and tells the new ones,
+and an external upstream leaves the console clean. axe-core stays clean in every state.
 
     python3 Tests/Browser/recovery_flows_test.py DASHBOARD_BINARY CHAT_SERVER_BINARY SCREENSHOT_DIR
 """
@@ -16,7 +17,7 @@ import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_support import (  # noqa: E402
-    calm, By, ChatServer, Dashboard, assert_accessible, banner_options, browser, click, console_errors, enabled, fill_storage, find, find_all,
+    calm, By, ChatServer, Dashboard, assert_accessible, banner_options, browser, click, console_errors, dialog_open, enabled, fill_storage, find, find_all,
     loaded, loaded_range, recorded_attempts, run_suite, shot, status_text, text_of, texts, visible, wait,
 )
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
@@ -439,6 +440,46 @@ def test_another_window_sees_the_attempt_running(context):
         wait(driver, lambda: status_text(driver) == "Live", seconds=10, message="both live")
     finally:
         second.quit()
+
+
+def test_keep_these_and_sync_again_shows_the_servers_messages_and_tells_the_new_ones(context):
+    server = ChatServer(CHAT_SERVER)
+    port = int(server.url.rstrip("/").rsplit(":", 1)[1])
+    try:
+        dashboard, driver = start(context, "--backoff-base-ms", "100", "--backoff-cap-ms", "500", upstream=server.url)
+        dashboard.sim("/sim/messages", {"account": "primary", "count": 60, "text": "before the restart"})
+        wait(driver, lambda: loaded_range(driver, "primary")[0] == 60, seconds=15, message="60 stored")
+        # The server starts again with nothing kept: it numbers from 1, below what is stored here.
+        server.stop()
+        server = ChatServer(CHAT_SERVER, port=port)
+        dashboard.sim("/sim/messages", {"account": "primary", "count": 45, "text": "on the server now"})
+        resync = '[data-view-for="primary"] button[data-option="resync"]'
+        wait(driver, lambda: visible(driver, resync), seconds=20, message="the server is behind: Keep these and sync again")
+        click(driver, find(driver, resync))
+        if dialog_open(driver, "#confirm"):
+            click(driver, find(driver, '#confirm-actions button[data-role="default"]'))
+        # Without a reload: the pane shows what the server has, nothing of what was set aside.
+        wait(driver, lambda: loaded_range(driver, "primary")[0] == 45 and set(texts(driver, "primary")) == {"on the server now"},
+             seconds=20, message=lambda: f"the pane shows the server's messages: {loaded_range(driver, 'primary')} {set(texts(driver, 'primary'))}")
+        wait(driver, lambda: status_text(driver) == "Live", seconds=15, message="live again")
+        shot(driver, SHOTS, "resynced")
+        # A new message is told, although its id (46) is below the highest told before (60).
+        dismiss_toasts(driver)
+        for number in (1, 2):
+            driver.execute_script("document.querySelector('[data-scroll-for=\"primary\"]').scrollTop = 400")
+            dashboard.sim("/sim/messages", {"account": "primary", "count": 1, "text": f"news {number}"})
+            wait(driver, lambda: f"news {number}" in texts(driver, "primary"), seconds=15, message=f"news {number} arrived")
+            wait(driver, lambda: any("new message" in text.lower() for text in toast_texts(driver)), seconds=10,
+                 message=f"news {number} is told: {toast_texts(driver)}")
+            dismiss_toasts(driver)
+    finally:
+        context.dashboard.stop()
+        context.dashboard = None
+        server.stop()
+
+
+def toast_texts(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#toasts .toast-text')].map(t => t.textContent)")
 
 
 def test_with_an_external_upstream_the_console_stays_clean(context):

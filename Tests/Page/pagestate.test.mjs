@@ -90,6 +90,15 @@ test("accounts follow linked, unlinked and changed", () => {
   assert.deepEqual(state.accounts, { primary: { userId: 7, cursor: null }, linked: null });
 });
 
+test("an account synced again from the server starts from its first message, with the storage after it", () => {
+  const state = events(loaded(), [["account.resynced", { account: "primary", setAside: 5, storage: { usedBytes: 12, quotaBytes: 100 } }]]);
+  assert.deepEqual(state.accounts.primary, { userId: 1, cursor: null });
+  assert.deepEqual(state.storage, { usedBytes: 12, quotaBytes: 100 });
+  const unknown = events(loaded(), [["account.resynced", { account: "linked", setAside: 0 }]]);
+  assert.equal(unknown.accounts.linked, null, "no linked account: nothing to start again");
+  assert.deepEqual(unknown.storage, { usedBytes: 10, quotaBytes: 100 });
+});
+
 test("the simulator's settings are kept; chat.read and attempt change nothing here", () => {
   let state = events(loaded(), [["simulator", { faultMode: "error500", faultRate: 1, autoPerSecond: 0 }]]);
   assert.equal(state.simulator.faultMode, "error500");
