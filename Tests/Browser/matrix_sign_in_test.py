@@ -152,8 +152,13 @@ PROGRESS_RECORDER = """
 window.progressSeen = [];
 document.addEventListener('DOMContentLoaded', () => {
   const line = document.querySelector('#history-progress');
+  const storage = document.querySelector('#storage-text');
+  window.storageWhileFetching = [];
   const note = () => { if (line.textContent && !window.progressSeen.includes(line.textContent)) window.progressSeen.push(line.textContent); };
+  // The storage figure as each progress line shows it: it must move as pages are stored.
+  const figure = () => { if (!line.hidden && line.textContent && !window.storageWhileFetching.includes(storage.textContent)) window.storageWhileFetching.push(storage.textContent); };
   new MutationObserver(note).observe(line, { childList: true, subtree: true, characterData: true });
+  new MutationObserver(figure).observe(storage, { childList: true, subtree: true, characterData: true });
 });
 """
 
@@ -196,6 +201,8 @@ def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_
     wait(driver, lambda: not visible(driver, "#history-progress"), seconds=10, message="the progress line goes once history is complete")
     seen = driver.execute_script("return window.progressSeen")
     assert any(re.fullmatch(r"Fetching older history: ([\d,]+ messages? so far, )?1 room left\.", text) for text in seen), seen
+    figures = driver.execute_script("return window.storageWhileFetching")
+    assert len(figures) >= 2, f"the storage figure moved while history was fetched: {figures}"
     assert dashboard.api("/api/state")["history"]["fetched"] == count - 50, dashboard.api("/api/state")["history"]
 
     # The pane, loaded before the older history came, reads on into it.
