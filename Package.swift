@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
         .target(name: "Engine", dependencies: ["Store", "Upstream", "Logging"]),
+        // A Matrix account's push rules as a value: each event in, notify / highlight / silent out.
+        .target(name: "PushRules"),
         // Recoverable errors: the model, options, attempters, the registry of open errors.
         .target(name: "Recovery"),
         // Running the process's services together and stopping them in reverse order.
@@ -60,6 +62,7 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
         .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging", "Lifecycle"]),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
+        .testTarget(name: "PushRulesTests", dependencies: ["PushRules"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
