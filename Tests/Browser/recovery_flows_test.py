@@ -468,7 +468,9 @@ def test_keep_these_and_sync_again_shows_the_servers_messages_and_tells_the_new_
         for number in (1, 2):
             driver.execute_script("document.querySelector('[data-scroll-for=\"primary\"]').scrollTop = 400")
             dashboard.sim("/sim/messages", {"account": "primary", "count": 1, "text": f"news {number}"})
-            wait(driver, lambda: f"news {number}" in texts(driver, "primary"), seconds=15, message=f"news {number} arrived")
+            newest = max(dashboard.sim("/sim/sent")["primary"])
+            # Held above the view until the person scrolls up, as any new row while they read older ones.
+            wait(driver, lambda: loaded_range(driver, "primary")[2] == newest, seconds=15, message=f"news {number} arrived")
             wait(driver, lambda: any("new message" in text.lower() for text in toast_texts(driver)), seconds=10,
                  message=f"news {number} is told: {toast_texts(driver)}")
             dismiss_toasts(driver)
