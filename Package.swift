@@ -27,7 +27,7 @@ let package = Package(
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
         .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
         // A transport: a Matrix homeserver's client-server API (CONTRACT section 8) over HTTPCore.
-        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging", "CShims"]),
+        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging", "CShims", "PushRules"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "ChatServerClient", "HTTPCore", "Upstream"]),
         // Against a real Synapse homeserver, started by the tests on a loopback port.
-        .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
+        .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "PushRules", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

@@ -16,7 +16,7 @@ import { sessionAndSnapshot } from "./firstload.js";
 import { focusFirst, restoreFocus, watchFocus } from "./focus.js";
 import { focusAfter } from "./focusrules.js";
 import { attemptEnded, problemRaised, resetProblems } from "./history.js";
-import { awayNotice, messageNotice, quoteOf } from "./notices.js";
+import { awayNotice, messageNotice, newsIn, quoteOf } from "./notices.js";
 import { initialState, reduce } from "./pagestate.js";
 import { ACCOUNTS, lists, makePanes, newestInView, olderHistoryArrived, onPaneChange, renderPane, takeSnapshotMessages } from "./panes.js";
 import { startPolling } from "./poll.js";
@@ -173,8 +173,7 @@ function applyEvents(events) {
  *  tabs (tabs.js): in a visible tab a notice unless they are in view already (notices.js), else
  *  one tab's system notification, else a summary for whichever tab the person sees next. */
 function addMessages(account, messages, notify, caughtUp) {
-  // What the person wrote here is theirs: it is shown, never announced to them.
-  const fresh = messages.filter((message) => !lists[account].has(message.id) && message.outboxId == null);
+  const fresh = newsIn(messages, (id) => lists[account].has(id));
   // Whether the person was looking at the newest when these came: once they are laid out, the
   // view stays where it was for a frame before it moves up to them.
   const inView = newestInView(account);

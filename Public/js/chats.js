@@ -7,7 +7,7 @@ import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from ".
 import { confirmOption, failureText, optionButtons, refreshButtons } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, messageText, oncePerFrame, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
+import { editedMark, element, mentionMark, messageClass, messageText, oncePerFrame, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
@@ -406,10 +406,10 @@ function renderMessages() {
       items.push(element("li", { className: "day" }, [element("h3", { text: dayHeading(message.sentAt) || "Date unknown" })]));
     }
     items.push(element("li", {
-      className: `message${message.id === open.at ? " found" : ""}`,
+      className: messageClass(message, message.id === open.at ? " found" : ""),
       attributes: { "data-id": String(message.id), tabindex: "-1" },
     }, [
-      element("div", { className: "meta" }, [document.createTextNode(`${senderOf(message)} · `), timeElement(message.sentAt), ...editedMark(message)]),
+      element("div", { className: "meta" }, [document.createTextNode(`${senderOf(message)} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
       messageText(message),
     ]));
   }

@@ -71,6 +71,17 @@ export function editedMark(message) {
   return [mark];
 }
 
+/** " · Mentions you" for a message the account's own rules called a mention (a highlight),
+ *  as Element marks one; nothing for any other. */
+export function mentionMark(message) {
+  return message.attention === "mention" ? [element("span", { className: "mention-mark", text: " · Mentions you" })] : [];
+}
+
+/** The class of a message's row: a mention stands out, as in Element. */
+export function messageClass(message, extra = "") {
+  return `message${message.attention === "mention" ? " mention" : ""}${extra}`;
+}
+
 /** The sender as the chat names them (a Matrix display name), else their id. */
 export function senderOf(message) {
   return message.senderName || message.sender;

@@ -11,7 +11,7 @@
 // so what moves is the view, never the layout under the reader. Rows are never rebuilt or moved
 // once in the DOM, so a selection in them survives every update.
 
-import { editedMark, element, messageText, senderOf, timeElement } from "./dom.js";
+import { editedMark, element, mentionMark, messageClass, messageText, senderOf, timeElement } from "./dom.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
@@ -500,8 +500,8 @@ function messageRow(message) {
   // In a direct chat the chat is the person: said once.
   const sender = senderOf(message);
   const who = chat === sender ? sender : `${sender} · ${chat}`;
-  return element("li", { className: "message", attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message)]),
+  return element("li", { className: messageClass(message), attributes: { "data-id": String(message.id) } }, [
+    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
     messageText(message),
   ]);
 }

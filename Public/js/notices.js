@@ -2,6 +2,14 @@
 // messages the person is already looking at, one summary for what arrived while syncing was
 // interrupted, else a toast that says who wrote. (Which tab tells at all is tabrules.js.)
 
+/** The messages of a batch that are news to tell of: not shown before (`known(id)`), not
+ *  written here (the person's own), and not kept quiet by the account's own rules (a muted room,
+ *  a notice: `attention` "quiet"; a message without `attention` came from an upstream with no
+ *  such rules and is told). */
+export function newsIn(messages, known) {
+  return messages.filter((message) => !known(message.id) && message.outboxId == null && message.attention !== "quiet");
+}
+
 /**
  * @param {object} batch
  * @param {number} batch.count how many new messages (not announced yet)

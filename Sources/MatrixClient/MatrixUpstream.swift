@@ -1,4 +1,5 @@
 import Foundation
+import PushRules
 import HTTPCore
 import Logging
 import Synchronization
@@ -69,6 +70,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         var rooms: [Int64: String] = [:]
         /// Messages that could not be read (no text body, a body of another type) were skipped and said so once.
         var toldOfUnreadable = false
+        /// The account's push rules, once read (`GET /pushrules/`, then each `m.push_rules` a sync brings).
+        var pushRules: PushRuleEvaluator?
+        /// Reading them failed and was said once; each sync tries again.
+        var toldOfNoPushRules = false
+        /// The rules whose unreadable conditions were logged.
+        var toldOfRules: Set<String> = []
     }
 
     private let user: String
@@ -183,8 +190,13 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             // one after a start asks for every room's whole state, so a restart forgets nothing.
             if state.withLock({ !$0.knowsFullState }) { query += "&full_state=true" }
         }
+        if state.withLock({ $0.pushRules == nil }) { await loadPushRules(token: token) }
         let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(wait.seconds + 15))
         state.withLock { $0.knowsFullState = true }
+        // Rules changed in another client (Element's "Mute", a keyword) hold from this sync on.
+        if let changed = sync.accountData?.events?.last(where: { $0.type == "m.push_rules" })?.pushRules {
+            adopt(changed)
+        }
         var messages: [UpstreamMessage] = []
         var historyStarts: [HistoryPosition] = []
         var readElsewhere: [Int64] = []
@@ -194,7 +206,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         for (roomID, room, joined) in rooms.sorted(by: { $0.0 < $1.0 }) {
             let chatID = MatrixIdentity.number(for: roomID)
             inChat[chatID] = joined
-            let name = state.withLock { $0.names.learn(roomID, from: room); $0.rooms[chatID] = roomID; return $0.names.name(of: roomID) }
+            let name = state.withLock {
+                $0.names.learn(roomID, from: room)
+                $0.members.learn(room.summary, of: roomID)
+                $0.rooms[chatID] = roomID
+                return $0.names.name(of: roomID)
+            }
             // Read here or in another client: nothing in the room counts as unread for the account.
             if room.unreadNotifications?.notificationCount == 0 || !joined { readElsewhere.append(chatID) }
             var events = room.timeline?.events ?? []
@@ -221,6 +238,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                         return nil
                     }
                     message.senderName = state.members.name(of: message.sender, in: roomID)
+                    if let rules = state.pushRules {
+                        let decision = rules.evaluate(event.flattened(in: roomID), in: state.members.pushContext(of: roomID, for: user))
+                        message.attention = decision.highlights ? .mention : decision.notifies ? .notify : .quiet
+                    }
                     if state.members.isEncrypted(roomID) { message.chatEncrypted = true }
                     return message
                 }
@@ -231,6 +252,33 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                               historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts],
                               readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere],
                               inChat: inChat.isEmpty ? [:] : [stream: inChat])
+    }
+
+    // MARK: Push rules
+
+    /// Reads the account's push rules. Without them (an old homeserver, a failure) every live
+    /// message is told, as before; the next sync tries again.
+    private func loadPushRules(token: String) async {
+        do {
+            let answer: GlobalPushRules = try await call("GET", "/_matrix/client/v3/pushrules/", token: token)
+            adopt(answer.global ?? PushRuleSet())
+        } catch {
+            let first = state.withLock { state in defer { state.toldOfNoPushRules = true }; return !state.toldOfNoPushRules }
+            if first { log.info("the account's push rules could not be read (\(error)); every new message is told until they can be") }
+        }
+    }
+
+    private func adopt(_ rules: PushRuleSet) {
+        let unreadable = (rules.override + rules.content + rules.room + rules.sender + rules.underride).filter { !$0.unreadable.isEmpty }
+        let untold = state.withLock { state in
+            state.pushRules = PushRuleEvaluator(rules: rules, userID: user)
+            defer { state.toldOfRules.formUnion(unreadable.map(\.ruleID)) }
+            return unreadable.filter { !state.toldOfRules.contains($0.ruleID) }
+        }
+        for rule in untold {
+            // Each such rule never matches (the spec's word for a condition it does not know); said once.
+            log.info("push rule \(rule.ruleID) never applies here: \(rule.unreadable.joined(separator: "; "))")
+        }
     }
 
     // MARK: ReadMarkers

@@ -1,8 +1,30 @@
+import PushRules
+
 /// The parts of the Matrix client-server API's answers this transport reads. Every field the
 /// spec allows to be absent is optional; unknown fields are ignored.
 struct SyncResponse: Decodable, Sendable {
     var nextBatch: String
     var rooms: Rooms?
+    /// The account's own data that changed: its push rules (`m.push_rules`) among them.
+    var accountData: AccountData?
+
+    struct AccountData: Decodable, Sendable {
+        var events: [AccountDataEvent]?
+    }
+
+    /// One piece of account data; only the push rules are read.
+    struct AccountDataEvent: Decodable, Sendable {
+        var type: String
+        var pushRules: PushRuleSet?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            type = (try? container.decode(String.self, forKey: .type)) ?? ""
+            pushRules = type == "m.push_rules" ? (try? container.decode(GlobalPushRules.self, forKey: .content))?.global : nil
+        }
+
+        enum CodingKeys: String, CodingKey { case type, content }
+    }
 
     struct Rooms: Decodable, Sendable {
         var join: [String: JoinedRoom]?
@@ -51,16 +73,26 @@ struct SyncResponse: Decodable, Sendable {
 
     struct Summary: Decodable, Sendable {
         var heroes: [String]?
+        var joinedMemberCount: Int?
+        var invitedMemberCount: Int?
 
         enum CodingKeys: String, CodingKey {
             case heroes = "m.heroes"
+            case joinedMemberCount = "m.joined_member_count"
+            case invitedMemberCount = "m.invited_member_count"
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case rooms
         case nextBatch = "next_batch"
+        case accountData = "account_data"
     }
+}
+
+/// `GET /pushrules/` and the `m.push_rules` account data: the rules under `global`.
+struct GlobalPushRules: Decodable, Sendable {
+    var global: PushRuleSet?
 }
 
 /// `GET /rooms/{roomId}/messages`: a page of a room's timeline.
@@ -70,6 +102,18 @@ struct MessagesPage: Decodable, Sendable {
     var end: String?
     /// With `lazy_load_members`: the member events of the chunk's senders.
     var state: [RoomEvent]?
+}
+
+extension RoomEvent {
+    /// The event as the push rules read it (the fields a rule can name, and the content as it came).
+    func flattened(in roomID: String) -> FlattenedEvent {
+        var fields: [String: JSONValue] = ["type": .string(type), "room_id": .string(roomID)]
+        if let sender { fields["sender"] = .string(sender) }
+        if let eventId { fields["event_id"] = .string(eventId) }
+        if let stateKey { fields["state_key"] = .string(stateKey) }
+        if let rawContent { fields["content"] = rawContent }
+        return FlattenedEvent(.object(fields))
+    }
 }
 
 /// One event of a room: a message (`m.room.message`) or state the transport reads (the room's name).
@@ -86,6 +130,10 @@ struct RoomEvent: Decodable, Sendable {
     var isRedacted = false
     /// The id this device sent it under (`unsigned.transaction_id`: only the sending device sees it).
     var transactionId: String?
+    /// The content as it came, whatever its fields: what the account's push rules look at.
+    var rawContent: JSONValue?
+    /// A power-levels event's levels (`m.room.power_levels`).
+    var powerLevels: PowerLevels?
 
     /// The content fields read: a message's `body` and relation, a name event's `name`, an alias
     /// event's `alias`, a redaction's `redacts`. A field of another type than the spec's (a
@@ -211,6 +259,8 @@ struct RoomEvent: Decodable, Sendable {
         originServerTs = try? container.decodeIfPresent(Int64.self, forKey: .originServerTs)
         stateKey = try? container.decodeIfPresent(String.self, forKey: .stateKey)
         content = try? container.decodeIfPresent(Content.self, forKey: .content)
+        rawContent = try? container.decodeIfPresent(JSONValue.self, forKey: .content)
+        if type == "m.room.power_levels" { powerLevels = try? container.decodeIfPresent(PowerLevels.self, forKey: .content) }
         redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
         let unsigned = try? container.decodeIfPresent(Unsigned.self, forKey: .unsigned)
         isRedacted = unsigned?.redactedBecause ?? false

@@ -1,4 +1,5 @@
 import Foundation
+import PushRules
 import Upstream
 
 /// What this transport makes of Matrix's identities and rooms. Plain values, tested on their own.
@@ -57,12 +58,19 @@ struct RoomNames: Sendable {
 struct RoomMembers: Sendable {
     private var displayNames: [String: [String: String]] = [:]
     private var encrypted: Set<String> = []
+    /// Who is joined, by room, for the push rules' `room_member_count` where the sync's summary
+    /// gave no count.
+    private var joined: [String: Set<String>] = [:]
+    /// The homeserver's own count of joined members, from the sync's summary, when given.
+    private var joinedCounts: [String: Int] = [:]
+    private var powerLevels: [String: PowerLevels] = [:]
 
     /// Takes in one state event of `roomID` (a member's display name, the room's encryption).
     mutating func learn(_ event: RoomEvent, in roomID: String) {
         switch event.type {
         case "m.room.member":
             guard let user = event.stateKey, !user.isEmpty else { return }
+            if event.content?.membership == "join" { joined[roomID, default: []].insert(user) } else { joined[roomID]?.remove(user) }
             let name = event.content?.displayname.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             if let name, !name.isEmpty, event.content?.membership != "leave" && event.content?.membership != "ban" {
                 displayNames[roomID, default: [:]][user] = name
@@ -71,6 +79,8 @@ struct RoomMembers: Sendable {
             }
         case "m.room.encryption" where event.stateKey == "":
             encrypted.insert(roomID)
+        case "m.room.power_levels" where event.stateKey == "":
+            powerLevels[roomID] = event.powerLevels ?? PowerLevels()
         default:
             break
         }
@@ -82,6 +92,17 @@ struct RoomMembers: Sendable {
     }
 
     func isEncrypted(_ roomID: String) -> Bool { encrypted.contains(roomID) }
+
+    /// Takes in the summary's count of joined members, when a sync gives one.
+    mutating func learn(_ summary: SyncResponse.Summary?, of roomID: String) {
+        if let count = summary?.joinedMemberCount { joinedCounts[roomID] = count }
+    }
+
+    /// The room as the account's push rules see it now, for `user` (the account).
+    func pushContext(of roomID: String, for user: String) -> PushRoomContext {
+        PushRoomContext(roomID: roomID, memberCount: joinedCounts[roomID] ?? joined[roomID]?.count ?? 0,
+                        displayName: displayNames[roomID]?[user], powerLevels: powerLevels[roomID] ?? PowerLevels())
+    }
 }
 
 extension UpstreamMessage {

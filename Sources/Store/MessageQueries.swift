@@ -7,7 +7,7 @@ enum MessageQueries {
         m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name, \
         m.media_name, m.media_type, m.media_size, m.media_source, m.reply_to_event IS NOT NULL, \
         CASE WHEN m.reply_to_event IS NULL THEN NULL ELSE \
-        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END
+        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END, m.attention
         """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
@@ -53,7 +53,7 @@ enum MessageQueries {
 
     /// A row of `columns` (search reads the same ones).
     static func message(_ row: SQLiteStatement, account: AccountRole) -> StoredMessage {
-        StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
+        var message = StoredMessage(account: account, id: row.int64(at: 0), chatId: row.int64(at: 1), sender: row.string(at: 2),
                       text: row.string(at: 3), sentAt: row.string(at: 4), receivedAt: row.string(at: 5),
                       chatName: row.isNull(at: 6) ? nil : row.string(at: 6), editedAt: row.isNull(at: 7) ? nil : row.string(at: 7),
                       kind: UpstreamMessage.Kind(rawValue: row.string(at: 8)) ?? .text, senderName: row.isNull(at: 9) ? nil : row.string(at: 9),
@@ -61,5 +61,7 @@ enum MessageQueries {
                                                                      size: row.isNull(at: 12) ? nil : row.int64(at: 12),
                                                                      source: row.isNull(at: 13) ? nil : row.string(at: 13)),
                       isReply: row.int64(at: 14) != 0, replyTo: row.isNull(at: 15) ? nil : row.int64(at: 15))
+        message.attention = row.isNull(at: 16) ? nil : UpstreamMessage.Attention(rawValue: row.string(at: 16))
+        return message
     }
 }

@@ -209,6 +209,7 @@ public actor MessageStore {
                             for index in Int32(12)...15 { statement.bindNull(at: index) }
                         }
                         if let reply = message.replyTo { statement.bind(reply, at: 16) } else { statement.bindNull(at: 16) }
+                        if let attention = message.attention { statement.bind(attention.rawValue, at: 17) } else { statement.bindNull(at: 17) }
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
@@ -240,6 +241,7 @@ public actor MessageStore {
                                                isReply: message.replyTo != nil,
                                                replyTo: try message.replyTo.flatMap { try storedID(of: $0, account: account) }))
                     fresh[fresh.count - 1].outboxId = outboxID
+                    fresh[fresh.count - 1].attention = message.attention
                     // What the person sent from here is never unread to them.
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt,
                                                                      unread: message.sendKey == nil && unread.counts(id))

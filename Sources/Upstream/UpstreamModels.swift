@@ -90,6 +90,20 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         }
     }
 
+    /// What the account's own notification rules say of a message (a Matrix account's push
+    /// rules); nil where the upstream has none, and the dashboard tells of every live message.
+    public var attention: Attention?
+
+    /// The outcome of the account's rules for one message, as Element shows it.
+    public enum Attention: String, Sendable, Equatable, Codable {
+        /// Nothing to tell (a muted room, a notice, the rules' own silence).
+        case quiet
+        /// Told: a toast or a system notification.
+        case notify
+        /// Told, and shown as a mention (a highlight): in the chat list and on its row.
+        case mention
+    }
+
     /// What a message is (CONTRACT section 10), as stored and as the page shows it.
     public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
         case text, notice, emote, image, file

@@ -224,6 +224,53 @@ def test_older_history_is_fetched_with_its_progress_said_and_show_older_reaches_
     shot(driver, SHOTS, "matrix-history")
 
 
+# System notifications, recorded (title and body) instead of shown, permission granted.
+NOTIFICATION_RECORDER = """
+window.__notes = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title, options) { window.__notes.push([title, options?.body ?? ""]); }
+};
+"""
+
+
+def test_a_mention_is_marked_and_a_room_muted_in_another_client_tells_nothing(context):
+    driver, synapse = context.driver, context.synapse
+    bob, room = room_with(synapse, "erin", "Standup")
+    erin = synapse.login("erin", "erin password")  # erin's other client, as Element would be
+    synapse.send(bob, room, "good morning")
+    dashboard = dashboard_of(context, "erin")
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NOTIFICATION_RECORDER})
+    driver.get(dashboard.url)
+    wait(driver, lambda: "good morning" in texts(driver, "primary"), seconds=20, message="history")
+    wait(driver, lambda: status_text(driver).startswith("Live"), seconds=15, message="live")
+    # Nobody looks at the dashboard: what the rules say notify becomes a system notification.
+    driver.minimize_window()
+    wait(driver, lambda: driver.execute_script("return document.visibilityState") == "hidden", message="hidden")
+    notes = lambda: [body for _, body in driver.execute_script("return window.__notes")]
+    mention = "erin: can you take the notes?"
+    synapse.send_content(bob, room, {"msgtype": "m.text", "body": mention, "m.mentions": {"user_ids": ["@erin:localhost"]}})
+    wait(driver, lambda: notes() == [mention], seconds=15, message=lambda: f"the mention notifies: {notes()}")
+    for round_number in (1, 2):
+        # Muted in the other client (Element's Mute): nothing of the room is told, then it is again.
+        rule = f"/_matrix/client/v3/pushrules/global/override/{urllib.parse.quote(room, safe='')}"
+        synapse.call("PUT", rule, {"conditions": [{"kind": "event_match", "key": "room_id", "pattern": room}], "actions": []}, token=erin)
+        synapse.send(bob, room, f"while muted {round_number}")
+        synapse.call("DELETE", rule, token=erin)
+        synapse.send(bob, room, f"after the mute {round_number}")
+        wait(driver, lambda: notes()[-1:] == [f"after the mute {round_number}"], seconds=15, message=lambda: f"round {round_number}: {notes()}")
+        assert not any(body.startswith("while muted") for body in notes()), notes()
+    driver.set_window_rect(width=1200, height=900)
+    wait(driver, lambda: driver.execute_script("return document.visibilityState") == "visible", message="visible")
+    marks = driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] .message.mention .text')].map(e => e.textContent)")
+    assert marks == [mention], marks
+    meta = driver.execute_script("return document.querySelector('[data-messages-for=primary] .message.mention .meta').textContent")
+    assert meta.endswith("Mentions you"), meta
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-mention")
+
+
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
 
 

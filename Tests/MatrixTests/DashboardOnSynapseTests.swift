@@ -347,6 +347,51 @@ struct DashboardOnSynapseTests {
         }
     }
 
+    /// Follows the feed until `count` messages were heard live; each as `(text, attention)`.
+    static func attentions(_ dashboard: RunningDashboard, from since: Int, count: Int) async throws -> (heard: [String: String], seq: Int) {
+        var heard: [String: String] = [:], seq = since
+        for _ in 0..<100 where heard.count < count {
+            let answer = try await dashboard.json("/api/poll?since=\(seq)&timeout=10&visible=1")
+            seq = answer["seq"] as? Int ?? seq
+            for event in answer["events"] as? [[String: Any]] ?? [] where event["type"] as? String == "messages" {
+                for message in (event["data"] as? [String: Any])?["messages"] as? [[String: Any]] ?? [] {
+                    heard[message["text"] as? String ?? ""] = message["attention"] as? String ?? "(none)"
+                }
+            }
+        }
+        return (heard, seq)
+    }
+
+    @Test func theAccountsOwnPushRulesDecideWhatIsToldWhatIsAMentionAndWhatStaysQuiet() async throws {
+        let world = try await World.make()
+        _ = try await world.bob.send(world.room, text: "before")
+        let dashboard = try await world.dashboard()
+        let first = try await Self.follow(dashboard, from: 0) { $0.count >= 1 }
+
+        // Bob, as any client does: a message, a notice (a bot's), and a mention of alice.
+        _ = try await world.bob.send(world.room, text: "lunch?")
+        _ = try await world.bob.sendContent(world.room, ["msgtype": "m.notice", "body": "build passed"])
+        _ = try await world.bob.sendContent(world.room, ["msgtype": "m.text", "body": "alice: are you coming?",
+                                                         "m.mentions": ["user_ids": [world.aliceID]]])
+        let live = try await Self.attentions(dashboard, from: first.seq, count: 3)
+        #expect(live.heard == ["lunch?": "notify", "build passed": "quiet", "alice: are you coming?": "mention"])
+
+        // Alice mutes the room in her other client, as Element's "Mute" does; what comes next stays quiet.
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        try await alice.call("PUT", "/pushrules/global/override/\(MatrixTestClient.pathComponent(world.room))",
+                             json: ["conditions": [["kind": "event_match", "key": "room_id", "pattern": world.room]], "actions": []])
+        _ = try await world.bob.send(world.room, text: "after the mute")
+        let muted = try await Self.attentions(dashboard, from: live.seq, count: 1)
+        #expect(muted.heard == ["after the mute": "quiet"])
+
+        // What was judged is kept: a mention reads as one after a restart too.
+        let stored = try await dashboard.json("/api/messages?account=primary")["messages"] as? [[String: Any]] ?? []
+        let kept = Dictionary(stored.map { ($0["text"] as? String ?? "", $0["attention"] as? String ?? "(none)") }, uniquingKeysWith: { a, _ in a })
+        #expect(kept["alice: are you coming?"] == "mention" && kept["after the mute"] == "quiet" && kept["lunch?"] == "notify")
+        #expect(kept["before"] == "notify", "history is judged too (the first sync only tells nothing)")
+        _ = await dashboard.stop()
+    }
+
     @Test func twoThousandMessagesSentWhileStoppedAreAllStoredOnceInOrder() async throws {
         let world = try await World.make()
         _ = try await world.bob.send(world.room, text: "before the stop")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PushRules
 import Upstream
 @testable import MatrixClient
 
@@ -154,6 +155,35 @@ struct SyncTranslationTests {
         #expect(!members.isEncrypted("!r:x"))
         members.learn(try JSONDecoder().decode(RoomEvent.self, from: Data(#"{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}"#.utf8)), in: "!r:x")
         #expect(members.isEncrypted("!r:x"))
+    }
+
+    @Test func theRoomAsThePushRulesSeeItComesFromItsStateAndSummary() throws {
+        let response = try sync("""
+            {"next_batch": "s", "rooms": {"join": {"!r:x": {
+              "summary": {"m.joined_member_count": 7},
+              "state": {"events": [
+                {"type": "m.room.power_levels", "state_key": "", "content": {"users": {"@mod:x": 50}, "users_default": 0, "notifications": {"room": 40}}},
+                {"type": "m.room.member", "state_key": "@alice:x", "content": {"membership": "join", "displayname": "Alice"}},
+                {"type": "m.room.member", "state_key": "@bob:x", "content": {"membership": "join"}}]},
+              "timeline": {"events": [{"type": "m.room.member", "state_key": "@bob:x", "content": {"membership": "leave"}}]}},
+              "!small:x": {"state": {"events": [
+                {"type": "m.room.power_levels", "state_key": "", "content": {"users": "not an object", "users_default": 10}},
+                {"type": "m.room.member", "state_key": "@alice:x", "content": {"membership": "join"}},
+                {"type": "m.room.member", "state_key": "@carol:x", "content": {"membership": "join"}}]}}
+            }}}
+            """)
+        var members = RoomMembers()
+        for (id, room) in response.rooms?.join ?? [:] {
+            members.learn(room.summary, of: id)
+            for event in (room.state?.events ?? []) + (room.timeline?.events ?? []) { members.learn(event, in: id) }
+        }
+        let big = members.pushContext(of: "!r:x", for: "@alice:x")
+        #expect(big.memberCount == 7, "the homeserver's count, when the summary gives one")
+        #expect(big.displayName == "Alice" && big.powerLevels.level(of: "@mod:x") == 50 && big.powerLevels.required(toNotify: "room") == 40)
+        let small = members.pushContext(of: "!small:x", for: "@alice:x")
+        #expect(small.memberCount == 2, "else the members joined as far as the state says")
+        #expect(small.displayName == nil && small.powerLevels.usersDefault == 10 && small.powerLevels.users.isEmpty, "a hostile field reads as absent")
+        #expect(members.pushContext(of: "!unknown:x", for: "@alice:x").memberCount == 0)
     }
 
     @Test func numbersForMatrixIDsAreStableAndFitJavaScript() {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { dayHeading, formatWhen, whenPhrase } from "../../Public/js/dates.js";
 import { focusAfter } from "../../Public/js/focusrules.js";
-import { awayNotice, messageNotice, quoteOf } from "../../Public/js/notices.js";
+import { awayNotice, messageNotice, newsIn, quoteOf } from "../../Public/js/notices.js";
 
 const now = new Date(2026, 10, 28, 15, 30, 0);
 const at = (days, hours, minutes) => new Date(2026, 10, 28 + days, hours, minutes, 0);
@@ -45,4 +45,17 @@ test("the focus never lands on the control that undoes what was just done", () =
   assert.deepEqual(focusAfter("attempt", { status: "recovered", errorType: "/problems/out-of-space" }), ["storage", "status"]);
   assert.deepEqual(focusAfter("attempt", { status: "failed", errorType: "/problems/upstream-error" }), ["banner-default", "view-default", "pane-title"]);
   assert.deepEqual(focusAfter("escape"), ["banner-default", "banner-any", "status"]);
+});
+
+test("news is what was not shown, not written here, and not kept quiet by the account's own rules", () => {
+  const shown = new Set([1]);
+  const batch = [
+    { id: 1, text: "shown already" },
+    { id: 2, text: "written here", outboxId: 7 },
+    { id: 3, text: "a muted room", attention: "quiet" },
+    { id: 4, text: "told", attention: "notify" },
+    { id: 5, text: "a mention", attention: "mention" },
+    { id: 6, text: "no rules upstream" },
+  ];
+  assert.deepEqual(newsIn(batch, (id) => shown.has(id)).map((message) => message.id), [4, 5, 6]);
 });

@@ -95,7 +95,8 @@ struct MessagesEvent: Sendable {
 extension MessagesEvent {
     /// A stored message as the page reads it: the protocol's fields (CONTRACT section 3), then
     /// those it has of section 10 (`chatName`, `editedAt`, `kind`, `senderName`, `media` with
-    /// its URL on this dashboard, `replyTo`), and `outboxId` for one written here.
+    /// its URL on this dashboard, `replyTo`), `attention` where the account's own rules judged
+    /// it, and `outboxId` for one written here.
     static func write(_ message: StoredMessage, to json: inout JSONWriter) {
         json.raw("{")
         json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
@@ -124,6 +125,10 @@ extension MessagesEvent {
         if message.isReply {
             json.raw(#","replyTo":"#)
             if let id = message.replyTo { json.number(id) } else { json.null() }
+        }
+        if let attention = message.attention {
+            json.raw(#","attention":"#)
+            json.string(attention.rawValue)
         }
         if let outboxId = message.outboxId {
             // Written here: the page puts it in place of its local echo.

@@ -66,6 +66,9 @@ struct MessagePageBody: Codable, Sendable {
         /// For a reply: the stored id of the message it replies to, or null when that one is not in
         /// the copy; left out for a message that is no reply.
         var replyTo: Int64??
+        /// What the account's own notification rules said of it (`quiet`, `notify`, `mention`);
+        /// left out where the upstream has no such rules.
+        var attention: String?
 
         /// `{"name", "mimetype", "size", "url"}`: `url` is the dashboard's own `/api/media/...`, null
         /// when the file cannot be fetched here (an encrypted attachment).
@@ -99,7 +102,8 @@ struct MessagePageBody: Codable, Sendable {
         stored.map {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
-                    senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil)
+                    senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil,
+                    attention: $0.attention?.rawValue)
         }
     }
 

@@ -37,6 +37,9 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     /// The outbox entry it was sent as, when it came in as the answer or echo of a send from here
     /// (the page then replaces its local echo with it).
     public var outboxId: Int64?
+    /// What the account's own rules said of it when it came (a Matrix account's push rules):
+    /// quiet, told, or a mention; nil where the upstream has no such rules.
+    public var attention: UpstreamMessage.Attention?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
                 chatName: String? = nil, editedAt: String? = nil, kind: UpstreamMessage.Kind = .text, senderName: String? = nil,

@@ -251,6 +251,11 @@ enum Migrations {
         ALTER TABLE outbox ADD COLUMN owner_user_id INTEGER;
         UPDATE outbox SET owner_user_id = (SELECT user_id FROM accounts WHERE role = outbox.account);
         """,
+        // 21: what the account's own notification rules said of a message when it came (quiet,
+        // notify, mention), so a mention still reads as one after a restart. NULL: no rules.
+        """
+        ALTER TABLE messages ADD COLUMN attention TEXT;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered
