@@ -150,6 +150,7 @@ export function chatMarkedRead(readAccount, chatId, unread = 0) {
   const chat = chats.find((item) => item.id === chatId);
   if (!chat || chat.unread === unread) return;
   chat.unread = unread;
+  if (unread === 0) chat.highlights = 0;
   renderChats();
 }
 
@@ -265,7 +266,8 @@ function renderChats() {
     : `${chats.length} ${chats.length === 1 ? "chat" : "chats"}${unreadSummary()}.`;
   list.replaceChildren(...chats.map((chat) => {
     const when = chat.lastMessageAt ? shortTime(chat.lastMessageAt) : "";
-    const unread = chat.unread > 0 ? `${chat.unread} unread` : "";
+    const mentions = chat.highlights > 0 ? `${chat.highlights} ${chat.highlights === 1 ? "mention" : "mentions"} of you` : "";
+    const unread = chat.unread > 0 ? [`${chat.unread} unread`, mentions].filter(Boolean).join(", ") : "";
     const failed = notSent.get(chat.id) ?? 0;
     const notSentWords = failed > 0 ? `${failed} not sent` : "";
     const button = element("button", {
@@ -281,7 +283,9 @@ function renderChats() {
       element("span", { className: "chat-name", text: chatName(chat) }),
       ...(chat.membership === "leave" ? [element("span", { className: "badge archived-badge", text: "Left", attributes: { "aria-hidden": "true" } })] : []),
       ...(chat.encrypted ? [element("span", { className: "badge encrypted-badge", text: "Encrypted", attributes: { "aria-hidden": "true" } })] : []),
-      ...(chat.unread > 0 ? [element("span", { className: "unread", text: String(chat.unread), attributes: { "aria-hidden": "true" } })] : []),
+      // A chat with mentions shows its count as Element does, in the colour of a mention.
+      ...(chat.unread > 0 ? [element("span", { className: chat.highlights > 0 ? "unread mention" : "unread", text: String(chat.unread),
+        attributes: { "aria-hidden": "true" } })] : []),
       ...(failed > 0 ? [element("span", { className: "badge not-sent-badge", text: notSentWords, attributes: { "aria-hidden": "true" } })] : []),
       element("span", { className: "chat-when muted", text: when, attributes: { "aria-hidden": "true" } }),
     ]);

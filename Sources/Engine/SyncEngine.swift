@@ -525,7 +525,8 @@ public actor SyncEngine {
                 outcome = try await store.applyBatch(list, to: account, receivedAt: receivedAt, cursor: answer.cursors[key],
                                                      unread: deliveries.unreadCounting(for: account, declared: answer.delivery),
                                                      chats: ChatChanges(historyStarts: starts, readElsewhere: answer.readElsewhere[key] ?? [],
-                                                                        membership: (answer.inChat[key] ?? [:]).mapValues { $0 ? .join : .leave }))
+                                                                        membership: (answer.inChat[key] ?? [:]).mapValues { $0 ? .join : .leave },
+                                                                        counts: answer.notificationCounts[key] ?? [:]))
             } catch {
                 throw CycleFailure(error)
             }

@@ -201,6 +201,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         var historyStarts: [HistoryPosition] = []
         var readElsewhere: [Int64] = []
         var inChat: [Int64: Bool] = [:]
+        var counts: [Int64: NotificationCounts] = [:]
         // Rooms left since the last sync bring their last events too, up to the leave; they stay as archives.
         let rooms = (sync.rooms?.join ?? [:]).map { ($0.key, $0.value, true) } + (sync.rooms?.leave ?? [:]).map { ($0.key, $0.value, false) }
         for (roomID, room, joined) in rooms.sorted(by: { $0.0 < $1.0 }) {
@@ -214,6 +215,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             }
             // Read here or in another client: nothing in the room counts as unread for the account.
             if room.unreadNotifications?.notificationCount == 0 || !joined { readElsewhere.append(chatID) }
+            // The homeserver's own counts, by the account's push rules: a muted room's messages are not unread.
+            if joined, let notifications = room.unreadNotifications?.notificationCount {
+                counts[chatID] = NotificationCounts(notifications: Int64(notifications), highlights: Int64(room.unreadNotifications?.highlightCount ?? 0))
+            }
             var events = room.timeline?.events ?? []
             // Older history goes back from the oldest event this answer holds of the room.
             var olderFrom = room.timeline?.prevBatch
@@ -248,10 +253,12 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             }
         }
         let stream = String(MatrixIdentity.number(for: user))
-        return MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery,
-                              historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts],
-                              readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere],
-                              inChat: inChat.isEmpty ? [:] : [stream: inChat])
+        var answer = MessagesAnswer(messages: messages.isEmpty ? [:] : [stream: messages], cursors: [stream: sync.nextBatch], delivery: delivery,
+                                    historyStarts: historyStarts.isEmpty ? [:] : [stream: historyStarts],
+                                    readElsewhere: readElsewhere.isEmpty ? [:] : [stream: readElsewhere],
+                                    inChat: inChat.isEmpty ? [:] : [stream: inChat])
+        if !counts.isEmpty { answer.notificationCounts = [stream: counts] }
+        return answer
     }
 
     // MARK: Push rules

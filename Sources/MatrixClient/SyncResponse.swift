@@ -49,9 +49,17 @@ struct SyncResponse: Decodable, Sendable {
 
     struct UnreadNotifications: Decodable, Sendable {
         var notificationCount: Int?
+        var highlightCount: Int?
 
         enum CodingKeys: String, CodingKey {
             case notificationCount = "notification_count"
+            case highlightCount = "highlight_count"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            notificationCount = (try? container.decodeIfPresent(Int.self, forKey: .notificationCount)).flatMap { $0 }.map { max(0, $0) }
+            highlightCount = (try? container.decodeIfPresent(Int.self, forKey: .highlightCount)).flatMap { $0 }.map { max(0, $0) }
         }
     }
 

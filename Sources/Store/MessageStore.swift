@@ -283,10 +283,20 @@ public actor MessageStore {
                     throw StoreError.outOfSpace(usedBytes: usage.usedBytes, quotaBytes: quota, neededBytes: addedBytes, diskFull: false)
                 }
                 if !changes.readElsewhere.isEmpty {
-                    let clear = try connection.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2 AND unread > 0")
+                    let clear = try connection.statement("UPDATE chats SET unread = 0, highlights = 0 WHERE account = ?1 AND chat_id = ?2 AND unread > 0")
                     for chatID in changes.readElsewhere {
                         try clear.run(.integer(account.rawValue), .integer(chatID))
                         if connection.changes == 1 { outcome.read.append(chatID) }
+                    }
+                }
+                if !changes.counts.isEmpty {
+                    // The upstream's own counts stand over this copy's: a muted room's messages are not unread.
+                    let set = try connection.statement("""
+                        UPDATE chats SET unread = ?3, highlights = ?4 WHERE account = ?1 AND chat_id = ?2 AND (unread <> ?3 OR highlights <> ?4)
+                        """)
+                    for (chatID, counts) in changes.counts.sorted(by: { $0.key < $1.key }) {
+                        try set.run(.integer(account.rawValue), .integer(chatID), .integer(counts.notifications), .integer(counts.highlights))
+                        if connection.changes == 1, counts.notifications == 0, !outcome.read.contains(chatID) { outcome.read.append(chatID) }
                     }
                 }
                 if !changes.membership.isEmpty {

@@ -183,6 +183,9 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
     public var readElsewhere: [String: [Int64]] = [:]
     /// Per stream: chats the account is in (`true`) or left, was kicked or banned from (`false`).
     public var inChat: [String: [Int64: Bool]] = [:]
+    /// Per stream: what the upstream itself counts as unread in each chat (a Matrix homeserver's
+    /// `unread_notifications`, by the account's push rules), for the chats it told of.
+    public var notificationCounts: [String: [Int64: NotificationCounts]] = [:]
 
     public init(messages: [String: [UpstreamMessage]], cursors: [String: String], delivery: AnswerDelivery? = nil,
                 historyStarts: [String: [HistoryPosition]] = [:], readElsewhere: [String: [Int64]] = [:], inChat: [String: [Int64: Bool]] = [:]) {
@@ -216,6 +219,18 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
 }
 
 /// Where the streams stand: ask for what comes after these cursors (opaque, as the upstream gave them).
+/// A chat's unread messages as its upstream counts them: those that notify, and those among them
+/// that are mentions (highlights).
+public struct NotificationCounts: Sendable, Equatable {
+    public var notifications: Int64
+    public var highlights: Int64
+
+    public init(notifications: Int64, highlights: Int64) {
+        self.notifications = notifications
+        self.highlights = highlights
+    }
+}
+
 public struct StreamCursors: Sendable, Equatable {
     /// nil: from the stream's beginning.
     public var primary: String?

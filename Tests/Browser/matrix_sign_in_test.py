@@ -237,10 +237,10 @@ window.Notification = class {
 
 def test_a_mention_is_marked_and_a_room_muted_in_another_client_tells_nothing(context):
     driver, synapse = context.driver, context.synapse
-    bob, room = room_with(synapse, "erin", "Standup")
-    erin = synapse.login("erin", "erin password")  # erin's other client, as Element would be
+    bob, room = room_with(synapse, "gwen", "Standup")
+    gwen = synapse.login("gwen", "gwen password")  # gwen's other client, as Element would be
     synapse.send(bob, room, "good morning")
-    dashboard = dashboard_of(context, "erin")
+    dashboard = dashboard_of(context, "gwen")
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NOTIFICATION_RECORDER})
     driver.get(dashboard.url)
     wait(driver, lambda: "good morning" in texts(driver, "primary"), seconds=20, message="history")
@@ -249,15 +249,15 @@ def test_a_mention_is_marked_and_a_room_muted_in_another_client_tells_nothing(co
     driver.minimize_window()
     wait(driver, lambda: driver.execute_script("return document.visibilityState") == "hidden", message="hidden")
     notes = lambda: [body for _, body in driver.execute_script("return window.__notes")]
-    mention = "erin: can you take the notes?"
-    synapse.send_content(bob, room, {"msgtype": "m.text", "body": mention, "m.mentions": {"user_ids": ["@erin:localhost"]}})
+    mention = "gwen: can you take the notes?"
+    synapse.send_content(bob, room, {"msgtype": "m.text", "body": mention, "m.mentions": {"user_ids": ["@gwen:localhost"]}})
     wait(driver, lambda: notes() == [mention], seconds=15, message=lambda: f"the mention notifies: {notes()}")
     for round_number in (1, 2):
         # Muted in the other client (Element's Mute): nothing of the room is told, then it is again.
         rule = f"/_matrix/client/v3/pushrules/global/override/{urllib.parse.quote(room, safe='')}"
-        synapse.call("PUT", rule, {"conditions": [{"kind": "event_match", "key": "room_id", "pattern": room}], "actions": []}, token=erin)
+        synapse.call("PUT", rule, {"conditions": [{"kind": "event_match", "key": "room_id", "pattern": room}], "actions": []}, token=gwen)
         synapse.send(bob, room, f"while muted {round_number}")
-        synapse.call("DELETE", rule, token=erin)
+        synapse.call("DELETE", rule, token=gwen)
         synapse.send(bob, room, f"after the mute {round_number}")
         wait(driver, lambda: notes()[-1:] == [f"after the mute {round_number}"], seconds=15, message=lambda: f"round {round_number}: {notes()}")
         assert not any(body.startswith("while muted") for body in notes()), notes()

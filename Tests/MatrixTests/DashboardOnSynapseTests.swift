@@ -376,13 +376,22 @@ struct DashboardOnSynapseTests {
         let live = try await Self.attentions(dashboard, from: first.seq, count: 3)
         #expect(live.heard == ["lunch?": "notify", "build passed": "quiet", "alice: are you coming?": "mention"])
 
-        // Alice mutes the room in her other client, as Element's "Mute" does; what comes next stays quiet.
+        // The chat's counts are the homeserver's, as alice's other client reads them: the notice
+        // is not unread, the mention is one.
         let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        let counts = try #require(try await alice.sync().unreadCounts[world.room])
+        #expect(counts.notifications == 3 && counts.highlights == 1, "before + lunch? + the mention: \(counts)")
+        let chat = (try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]])?.first
+        #expect(chat?["unread"] as? Int == counts.notifications && chat?["highlights"] as? Int == counts.highlights, "\(chat ?? [:])")
+
+        // Alice mutes the room in her other client, as Element's "Mute" does; what comes next stays quiet.
         try await alice.call("PUT", "/pushrules/global/override/\(MatrixTestClient.pathComponent(world.room))",
                              json: ["conditions": [["kind": "event_match", "key": "room_id", "pattern": world.room]], "actions": []])
         _ = try await world.bob.send(world.room, text: "after the mute")
         let muted = try await Self.attentions(dashboard, from: live.seq, count: 1)
         #expect(muted.heard == ["after the mute": "quiet"])
+        let mutedChat = (try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]])?.first
+        #expect(mutedChat?["unread"] as? Int == counts.notifications, "a muted room's message is not unread, as the homeserver counts: \(mutedChat ?? [:])")
 
         // What was judged is kept: a mention reads as one after a restart too.
         let stored = try await dashboard.json("/api/messages?account=primary")["messages"] as? [[String: Any]] ?? []

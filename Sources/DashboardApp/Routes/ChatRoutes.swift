@@ -120,6 +120,8 @@ struct ChatBody: Encodable, Sendable {
     var name: String?
     var messageCount: Int64
     var unread: Int64
+    /// How many of the unread are mentions (a Matrix homeserver's highlight count).
+    var highlights: Int64
     var lastMessageAt: String?
     var encrypted: Bool
     var membership: String
@@ -133,10 +135,11 @@ struct ChatBody: Encodable, Sendable {
         name = chat.name
         messageCount = chat.messageCount
         unread = chat.unread
+        highlights = chat.highlights
         lastMessageAt = chat.lastMessageAt
     }
 
-    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, lastMessageAt, encrypted, membership, unreadable }
+    enum CodingKeys: String, CodingKey { case id, name, messageCount, unread, highlights, lastMessageAt, encrypted, membership, unreadable }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -144,6 +147,7 @@ struct ChatBody: Encodable, Sendable {
         try container.encode(name, forKey: .name)  // null, not absent
         try container.encode(messageCount, forKey: .messageCount)
         try container.encode(unread, forKey: .unread)
+        try container.encode(highlights, forKey: .highlights)
         try container.encode(lastMessageAt, forKey: .lastMessageAt)
         try container.encode(encrypted, forKey: .encrypted)
         try container.encode(membership, forKey: .membership)
@@ -157,6 +161,7 @@ struct ChatBody: Encodable, Sendable {
         json.raw(#","name":"#); if let name { json.string(name) } else { json.null() }
         json.raw(#","messageCount":"#); json.number(messageCount)
         json.raw(#","unread":"#); json.number(unread)
+        json.raw(#","highlights":"#); json.number(highlights)
         json.raw(#","lastMessageAt":"#); if let lastMessageAt { json.string(lastMessageAt) } else { json.null() }
         json.raw(#","encrypted":"#); json.bool(encrypted)
         json.raw(#","membership":"#); json.string(membership)

@@ -1,4 +1,5 @@
 import SQLite
+import Upstream
 
 /// One chat of an account, as the chat list shows it.
 public struct ChatSummary: Sendable, Equatable {
@@ -6,8 +7,11 @@ public struct ChatSummary: Sendable, Equatable {
     /// The name its upstream gave; nil when none.
     public var name: String?
     public var messageCount: Int64
-    /// Messages that arrived live since the chat was last marked read (history never counts).
+    /// Messages that arrived live since the chat was last marked read (history never counts), or
+    /// the upstream's own count where it gives one (a Matrix homeserver's, by the push rules).
     public var unread: Int64
+    /// How many of the unread are mentions (highlights), where the upstream counts them.
+    public var highlights: Int64 = 0
     /// The sending time of its newest message, as the upstream sent it.
     public var lastMessageAt: String?
     public var lastMessageId: Int64
@@ -49,14 +53,18 @@ public struct ChatChanges: Sendable, Equatable {
     public var readElsewhere: [Int64]
     /// Chats whose membership the upstream told.
     public var membership: [Int64: ChatMembership]
+    /// What the upstream counts as unread in each chat it told of: the chat's counts become these.
+    public var counts: [Int64: NotificationCounts]
 
-    public init(historyStarts: [HistoryStart] = [], readElsewhere: [Int64] = [], membership: [Int64: ChatMembership] = [:]) {
+    public init(historyStarts: [HistoryStart] = [], readElsewhere: [Int64] = [], membership: [Int64: ChatMembership] = [:],
+                counts: [Int64: NotificationCounts] = [:]) {
         self.historyStarts = historyStarts
         self.readElsewhere = readElsewhere
         self.membership = membership
+        self.counts = counts
     }
 
-    public var isEmpty: Bool { historyStarts.isEmpty && readElsewhere.isEmpty && membership.isEmpty }
+    public var isEmpty: Bool { historyStarts.isEmpty && readElsewhere.isEmpty && membership.isEmpty && counts.isEmpty }
 }
 
 /// Which new messages of a batch make their chat's unread count rise: only those that arrived
@@ -101,14 +109,16 @@ enum ChatQueries {
     /// cost every stored batch a scan of each chat it touched (ingest fell 30-fold, `lp-bench report`).
     private static let summaryColumns = """
         chat_id, name, message_count, unread, last_message_at, last_message_id, encrypted, membership,
-        CASE WHEN encrypted = 1 THEN \(unreadable) ELSE 0 END
+        CASE WHEN encrypted = 1 THEN \(unreadable) ELSE 0 END, highlights
         """
 
     private static func summary(_ row: SQLiteStatement) -> ChatSummary {
-        ChatSummary(id: row.int64(at: 0), name: row.isNull(at: 1) ? nil : row.string(at: 1), messageCount: row.int64(at: 2),
+        var chat = ChatSummary(id: row.int64(at: 0), name: row.isNull(at: 1) ? nil : row.string(at: 1), messageCount: row.int64(at: 2),
                     unread: row.int64(at: 3), lastMessageAt: row.isNull(at: 4) ? nil : row.string(at: 4), lastMessageId: row.int64(at: 5),
                     encrypted: row.int64(at: 6) != 0, membership: ChatMembership(rawValue: row.string(at: 7)) ?? .join,
                     unreadable: row.int64(at: 8) != 0)
+        chat.highlights = row.int64(at: 9)
+        return chat
     }
 }
 
@@ -132,11 +142,13 @@ extension MessageStore {
             if let messageID {
                 try connectionForReading.statement("""
                     UPDATE chats SET unread = min(unread, (SELECT count(*) FROM messages
-                                                           WHERE account = ?1 AND chat_id = ?2 AND id > ?3))
+                                                           WHERE account = ?1 AND chat_id = ?2 AND id > ?3)),
+                                     highlights = CASE WHEN (SELECT count(*) FROM messages WHERE account = ?1 AND chat_id = ?2 AND id > ?3) = 0
+                                                       THEN 0 ELSE highlights END
                     WHERE account = ?1 AND chat_id = ?2
                     """).run(.integer(account.rawValue), .integer(chat), .integer(messageID))
             } else {
-                try connectionForReading.statement("UPDATE chats SET unread = 0 WHERE account = ?1 AND chat_id = ?2")
+                try connectionForReading.statement("UPDATE chats SET unread = 0, highlights = 0 WHERE account = ?1 AND chat_id = ?2")
                     .run(.integer(account.rawValue), .integer(chat))
             }
             return connectionForReading.changes == 1  // a matched row counts, even when it was 0 already

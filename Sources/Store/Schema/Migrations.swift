@@ -256,6 +256,11 @@ enum Migrations {
         """
         ALTER TABLE messages ADD COLUMN attention TEXT;
         """,
+        // 22: how many of a chat's unread messages are mentions (a Matrix homeserver's
+        // highlight count), beside `unread`.
+        """
+        ALTER TABLE chats ADD COLUMN highlights INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

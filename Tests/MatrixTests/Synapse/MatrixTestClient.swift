@@ -68,6 +68,8 @@ struct MatrixTestClient: Sendable {
         var limitedRooms: Set<String>
         /// Rooms this user is invited to.
         var invitedRooms: Set<String>
+        /// Each joined room's `unread_notifications`: (notification_count, highlight_count).
+        var unreadCounts: [String: (notifications: Int, highlights: Int)] = [:]
 
         /// The timeline of `roomId` (empty when the room is not in this answer).
         func timeline(_ roomId: String) -> [RoomEvent] { joinedTimelines[roomId] ?? [] }
@@ -268,7 +270,12 @@ struct MatrixTestClient: Sendable {
                         var events: [RoomEvent]?
                         var limited: Bool?
                     }
+                    struct Counts: Decodable {
+                        var notification_count: Int?
+                        var highlight_count: Int?
+                    }
                     var timeline: Timeline?
+                    var unread_notifications: Counts?
                 }
                 struct Invited: Decodable {}
                 var join: [String: Joined]?
@@ -284,7 +291,10 @@ struct MatrixTestClient: Sendable {
         return SyncAnswer(nextBatch: answer.next_batch,
                           joinedTimelines: joined.mapValues { $0.timeline?.events ?? [] },
                           limitedRooms: Set(joined.filter { $0.value.timeline?.limited == true }.keys),
-                          invitedRooms: Set((answer.rooms?.invite ?? [:]).keys))
+                          invitedRooms: Set((answer.rooms?.invite ?? [:]).keys),
+                          unreadCounts: joined.compactMapValues { room in
+                              room.unread_notifications.map { ($0.notification_count ?? 0, $0.highlight_count ?? 0) }
+                          })
     }
 
     /// One page of `GET /rooms/{roomId}/messages`: from `from` (the newest end when nil) in
