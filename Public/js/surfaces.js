@@ -16,6 +16,7 @@ import { problemResolved } from "./history.js";
 import { openError } from "./pagestate.js";
 import { markIfBusy, withProgress } from "./progress.js";
 import { toast } from "./toasts.js";
+import { onActorGone } from "./tabs.js";
 import { MESSAGE_PROBLEMS, PROBLEM, STORAGE_NEWS_PROBLEMS } from "./vocabulary.js";
 
 let page = null; // { getState, dispatch, render, retryProcess, recheckAccess }
@@ -113,6 +114,21 @@ export function errorRaised(error) {
   page.dispatch({ type: "placed", id: error.id, placement });
   if (placement === "note") quietNote(error);
 }
+
+/** The window where the person acted closed: an alert noted here because they were there opens
+ *  here now, if the rules say it is this window's (tabs.js `placeAlert`). */
+function replaceNotes() {
+  const state = page.getState();
+  let moved = false;
+  for (const error of state.errors) {
+    if (error.presentation !== "alert" || state.placements[error.id] !== "note" || !alertIsMine(error)) continue;
+    $(`.toast[data-key="${CSS.escape(`note/${error.id}`)}"]`)?.remove();
+    page.dispatch({ type: "placed", id: error.id, placement: "dialog" });
+    moved = true;
+  }
+  if (moved) page.render();
+}
+onActorGone(replaceNotes);
 
 /** An alert caused by what someone did in another window: a note here, with a way to see it. */
 function quietNote(error) {

@@ -42,13 +42,26 @@ function holdLifeLock() {
 }
 
 function watchPeer(id) {
-  navigator.locks?.request(lifeLock(id), () => peers.delete(id)).catch(() => {});
+  navigator.locks?.request(lifeLock(id), () => peerGone(id)).catch(() => {});
+}
+
+const actorGoneListeners = [];
+
+/** Calls `listener` when the window where the person last acted closes: what was placed as a
+ *  note because they were there may be this window's to show now. */
+export function onActorGone(listener) {
+  actorGoneListeners.push(listener);
+}
+
+function peerGone(id) {
+  peers.delete(id);
+  if (lastActor?.tabId === id) for (const listener of actorGoneListeners) listener();
 }
 
 function heard({ data }) {
   if (!data || typeof data.tabId !== "string" || data.tabId === tabId) return;
   if (data.type === "bye") {
-    peers.delete(data.tabId);
+    peerGone(data.tabId);
     return;
   }
   if (!peers.has(data.tabId)) watchPeer(data.tabId);
