@@ -61,6 +61,13 @@ export async function post(path, body = {}, { idempotencyKey } = {}) {
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
+/** A PUT without a body (state-changing: it carries the CSRF token); its status and JSON body, if any. */
+export async function put(path) {
+  const headers = { Accept: "application/json", "X-CSRF-Token": csrfToken };
+  const response = await fetch(path, { method: "PUT", headers, cache: "no-store" });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
 /** A DELETE of the API (state-changing: it carries the CSRF token); its status and JSON body, if any. */
 export async function remove(path) {
   const headers = { Accept: "application/json", "X-CSRF-Token": csrfToken };

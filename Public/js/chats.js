@@ -11,11 +11,13 @@ import { editedMark, element, mentionMark, messageClass, messageText, oncePerFra
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
 import {
-  composerRule, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, sendableText, withAccepted, withNotTaken, withOutboxEvent,
-  withoutWriting, withRetrying, withSentMessages, withWriting,
+  composerRule, echoText, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, reactionEntries, sendableText, withAccepted,
+  withNotTaken, withOutboxEvent, withoutWriting, withRetrying, withSentMessages, withWriting,
 } from "./outbox.js";
 import { draftStore, notTakenNote, requestKeyFor, UNANSWERED_BEFORE_RELOAD, withEdited, withoutUnsent, withSent, withTyped } from "./drafts.js";
 import { showReadFailure } from "./view.js";
+import { wireReactions } from "./chatreactions.js";
+import { reactionsRow } from "./reactionchips.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -81,9 +83,13 @@ export function setOutbox(list, sending) {
 
 /** An `outbox` event: an unsent message changed state, or left the outbox. */
 export function outboxChanged(data) {
+  const before = outbox;
   outbox = withOutboxEvent(outbox, data);
   renderChats();
   renderOutbox();
+  // A reaction on its way shows on its message: given, sent, refused or deleted, it is drawn again.
+  const reaction = (entries) => entries.some((entry) => entry.outboxId === data.outboxId && entry.messageId !== undefined);
+  if (open && (data.messageId !== undefined || reaction(before.entries))) renderMessages();
 }
 
 /** Reads the chat list of the account shown again. */
@@ -403,6 +409,12 @@ function dayOf(iso) {
 function renderMessages() {
   const items = [];
   let day = null;
+  const list = $("#chat-messages");
+  // A reaction clicked keeps the focus in its redrawn chip.
+  const focused = list.contains(document.activeElement) ? document.activeElement.dataset?.key : undefined;
+  const known = chats.find((chat) => chat.id === open.chatId && open.account === account);
+  const canReact = composerRule(known, { canSend }).enabled;
+  const entries = reactionEntries(outbox, open.account);
   for (const message of open.messages) {
     const thisDay = dayOf(message.sentAt);
     if (thisDay !== day) {
@@ -415,9 +427,11 @@ function renderMessages() {
     }, [
       element("div", { className: "meta" }, [document.createTextNode(`${senderOf(message)} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
       messageText(message),
+      ...reactionsRow(message, open.account, entries, { interactive: canReact }),
     ]));
   }
-  $("#chat-messages").replaceChildren(...items);
+  list.replaceChildren(...items);
+  if (focused) list.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
   renderControls();
 }
 
@@ -470,6 +484,13 @@ function wireComposer() {
   $("#chat-composer").addEventListener("submit", (event) => {
     event.preventDefault();
     sendWritten();
+  });
+  wireReactions({
+    list: $("#chat-messages"),
+    chat: () => open,
+    entries: (of) => reactionEntries(outbox, of),
+    accepted: (entry) => { outbox = withOutboxEvent(outbox, entry); },
+    redraw: () => { if (open) renderMessages(); },
   });
   $("#chat-outbox").addEventListener("click", (event) => {
     const button = event.target.closest("button[data-writing]");
@@ -598,7 +619,7 @@ function echo(entry, error) {
   const failed = entry.state === "failed" || entry.state === "not-taken";
   const children = [
     element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
-    element("div", { className: "text", text: entry.text }),
+    element("div", { className: "text", text: echoText(entry) }),
   ];
   if (failed) {
     children.push(element("p", { className: "reason", text: words.reason }));
@@ -612,7 +633,7 @@ function echo(entry, error) {
     attributes: {
       ...(entry.outboxId == null ? {} : { "data-outbox-id": String(entry.outboxId) }),
       "data-key": entry.outboxId == null ? `writing/${entry.requestKey}` : `echo/${entry.outboxId}`,
-      "aria-label": `You: ${entry.text}. ${words.mark}`,
+      "aria-label": `You: ${echoText(entry)}. ${words.mark}`,
     },
   }, children);
 }

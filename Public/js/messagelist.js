@@ -12,6 +12,7 @@
 // once in the DOM, so a selection in them survives every update.
 
 import { editedMark, element, mentionMark, messageClass, messageText, senderOf, timeElement } from "./dom.js";
+import { reactionsRow } from "./reactionchips.js";
 
 const MAX_ROWS = 160;
 const FOLLOW_SLACK_PX = 4;
@@ -503,6 +504,7 @@ function messageRow(message) {
   return element("li", { className: messageClass(message), attributes: { "data-id": String(message.id) } }, [
     element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
     messageText(message),
+    ...reactionsRow(message, null, [], { interactive: false }),
   ]);
 }
 

@@ -2,6 +2,8 @@
 // snapshot, the outbox events and the messages events go into, and that the chat view (its local
 // echoes) and the chat list ("1 not sent") read. No DOM, no clock: tested under node --test.
 
+import { isReactionEntry, reactionEchoText } from "./reactions.js";
+
 /** How many ids of entries that left are remembered, so a late answer cannot bring one back. */
 const LEFT_KEPT = 200;
 
@@ -75,11 +77,18 @@ export function withAccepted(outbox, { requestKey, outboxId, account, chatId, te
 
 /** The local echoes of one chat, oldest first, shown below its stored messages: its entries, then
  *  what this page sent that the dashboard has not taken (`requestKey`, no `outboxId`): waiting for
- *  the answer (`queued`), or `not-taken` with the reason. */
+ *  the answer (`queued`), or `not-taken` with the reason. A reaction on its way shows on its
+ *  message (reactions.js), not here; one refused is here, with its Try again and Delete. */
 export function pendingIn(outbox, account, chatId) {
   const inChat = (item) => item.account === account && item.chatId === chatId;
+  const echoed = (entry) => !isReactionEntry(entry) || entry.state === "failed";
   const writing = outbox.writing.filter(inChat).map(({ notTaken, ...item }) => ({ ...item, state: notTaken ? "not-taken" : "queued", reason: notTaken, error: null }));
-  return [...outbox.entries.filter(inChat), ...writing];
+  return [...outbox.entries.filter((entry) => inChat(entry) && echoed(entry)), ...writing];
+}
+
+/** The entries of `account` that give or take back a reaction, oldest first. */
+export function reactionEntries(outbox, account) {
+  return outbox.entries.filter((entry) => entry.account === account && isReactionEntry(entry));
 }
 
 /** How many messages of each chat of `account` were not sent (failed), by chat id. */
@@ -89,6 +98,11 @@ export function notSentCounts(outbox, account) {
     if (entry.account === account && entry.state === "failed") counts.set(entry.chatId, (counts.get(entry.chatId) ?? 0) + 1);
   }
   return counts;
+}
+
+/** An echo's text: the message, or what an unsent reaction was to do. */
+export function echoText(entry) {
+  return isReactionEntry(entry) ? reactionEchoText(entry) : entry.text;
 }
 
 /** What a local echo says about itself: its mark, and for one not sent, why (the error's words). */

@@ -80,6 +80,9 @@ public final class ChatServerUpstream: UpstreamAPI, MessageSending {
     /// `POST /v1/messages` (CONTRACT section 11): the answer's id, and the message as the
     /// protocol's poll will bring it back (its own sender, the key it went under).
     public func send(_ message: OutgoingMessage, token: String, deadline: Duration) async throws(UpstreamError) -> UpstreamMessage {
+        guard message.action == .message else {
+            throw .refused(SendRefusal(.forbidden, detail: "this chat server takes messages, not reactions"))
+        }
         var body = JSONWriter(capacity: 64 + message.text.utf8.count)
         body.raw(#"{"userId":"#); body.number(message.userId)
         body.raw(#","chatId":"#); body.number(message.chatId)

@@ -37,6 +37,7 @@ public struct DashboardApp: HTTPResponder {
         ChatRoutes(copy: copy, feed: services.feed, readMarkers: services.readMarkers).register(in: &router)
         ExportRoutes(copy: copy).register(in: &router)
         OutboxRoutes(outboxes: services.outboxes, copy: copy, registry: services.registry).register(in: &router)
+        ReactionRoutes(outboxes: services.outboxes).register(in: &router)
         MediaRoutes(engine: services.engine, cache: MediaCache(folder: services.store.location.mediaCachePath, capacity: MediaRoutes.defaultCacheBytes),
                     maxBytes: MediaRoutes.defaultMaxBytes).register(in: &router)
         let state = StateRoutes(services: services)

@@ -12,6 +12,8 @@ public protocol OutboxStore: Sendable {
     func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry?
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval
     func recordSent(_ messages: [UpstreamMessage], to account: AccountRole, receivedAt: String) async throws(StoreError) -> AppliedBatch
+    func enqueueReaction(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64, of account: AccountRole, behindUnsent: Bool,
+                         upstreamKey: String, createdAt: String) async throws(StoreError) -> ReactionAdmission
 }
 
 extension MessageStore: OutboxStore {}
@@ -123,6 +125,32 @@ public actor OutboxSender {
             wake(.written)
         }
         return admission
+    }
+
+    /// Writes into the outbox the reaction `key` to give to (`adding`) or take back from the
+    /// message `messageID` of `chat`, and wakes the loop. Taking back a reaction whose entry has
+    /// not gone yet deletes that entry instead (`already`: nothing is left to send); one on its
+    /// way is taken back once it is there.
+    public func react(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64) async throws(StoreError) -> ReactionAdmission {
+        var admission = try await enqueueReaction(key, adding: adding, to: messageID, in: chat, behindUnsent: false)
+        if case .unsentReaction(let giving) = admission {
+            switch try await discard(giving.id) {
+            case .removed, .notFound: return .already
+            case .sending: admission = try await enqueueReaction(key, adding: false, to: messageID, in: chat, behindUnsent: true)
+            }
+        }
+        if case .queued(let entry) = admission {
+            emit(.outbox(entry))
+            wake(.written)
+        }
+        return admission
+    }
+
+    private func enqueueReaction(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64,
+                                 behindUnsent: Bool) async throws(StoreError) -> ReactionAdmission {
+        let now = environment.now()
+        return try await store.enqueueReaction(key, adding: adding, to: messageID, in: chat, of: account, behindUnsent: behindUnsent,
+                                               upstreamKey: SendKey.make(at: now, random: { random.next() }), createdAt: Timestamp.string(now))
     }
 
     /// The entries on their way (sent, or sent and not yet stored): `sending` to the page, and
@@ -269,8 +297,19 @@ public actor OutboxSender {
         sending.state = .sending
         sending.attempts += 1  // this try counts from its start
         emit(.outbox(sending))
-        let message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
+        var message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)
+        switch entry.action {
+        case .message: break
+        case .react(let target): message.action = .react(to: target)
+        case .unreact(_, let reaction):
+            guard let reaction = await reactionToTakeBack(entry, known: reaction) else {
+                // Never given, or taken back already (in another client): nothing is left to send.
+                await leaveUnsent(entry)
+                return
+            }
+            message.action = .takeBack(reaction: reaction)
+        }
         do throws(UpstreamError) {
             let sent = try await upstream.send(message, token: session.token, deadline: deadline)
             policy.sent()
@@ -280,6 +319,31 @@ public actor OutboxSender {
             line = []  // an entry not sent goes first again, in its place
             storeWhatWasSent()
             await perform(policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53)), for: sending)
+        }
+    }
+
+    /// The event id of the reaction `entry` takes back. One given from here a moment ago may be
+    /// sent and not yet stored: what was sent is stored first, and the entry read again.
+    private func reactionToTakeBack(_ entry: OutboxEntry, known: String?) async -> String? {
+        if let known { return known }
+        while let pending = storing ?? (toStore.isEmpty ? nil : Task { await self.storeWhatWaits() }) {
+            if storing == nil { storing = pending }
+            await pending.value
+        }
+        guard let now = try? await store.outbox(of: account).first(where: { $0.id == entry.id }),
+              case .unreact(_, let reaction) = now.action else { return nil }
+        return reaction
+    }
+
+    /// An entry with nothing to send leaves the outbox as done.
+    private func leaveUnsent(_ entry: OutboxEntry) async {
+        do {
+            guard case .removed = try await store.discardOutbox(entry.id) else { return }
+            emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: true))
+            settle(entry.id, .sent)
+        } catch {
+            log.warning("reaction \(entry.id) has nothing to take back, and cannot leave the outbox: \(error)")
+            storeFailing = true
         }
     }
 
@@ -319,6 +383,10 @@ public actor OutboxSender {
                 }
                 if let usage = applied.usage, !applied.fresh.isEmpty {
                     emit(.messages(account: account, messages: applied.fresh, delivery: .silent, usage: usage, chats: applied.chats))
+                }
+                // A reaction given or taken back changes the message it is on.
+                if !applied.changed.isEmpty || !applied.removed.isEmpty {
+                    emit(.messagesChanged(account: account, changed: applied.changed, removed: applied.removed))
                 }
                 for (_, entry) in batch {
                     emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: true))

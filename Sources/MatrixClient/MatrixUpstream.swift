@@ -235,14 +235,15 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                 return events.compactMap { event -> UpstreamMessage? in
                     if event.stateKey != nil { state.members.learn(event, in: roomID) }
                     guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else {
-                        if event.type == "m.room.message", !state.toldOfUnreadable {
+                        if event.type == "m.room.message" || event.type == "m.reaction", !state.toldOfUnreadable {
                             // Logged once: another client's broken events can come by the thousand.
                             state.toldOfUnreadable = true
-                            log.info("skipped a message of \(roomID) that has no readable text (\(event.eventId ?? "no event id")); such messages are skipped quietly from now on")
+                            log.info("skipped an \(event.type) of \(roomID) that cannot be read (\(event.eventId ?? "no event id"): no text, or no reaction key and target); such events are skipped quietly from now on")
                         }
                         return nil
                     }
                     message.senderName = state.members.name(of: message.sender, in: roomID)
+                    message.byAccount = message.sender == user
                     if let rules = state.pushRules {
                         let decision = rules.evaluate(event.flattened(in: roomID), in: state.members.pushContext(of: roomID, for: user))
                         message.attention = decision.highlights ? .mention : decision.notifies ? .notify : .quiet
@@ -315,11 +316,27 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             var eventId: String
             enum CodingKeys: String, CodingKey { case eventId = "event_id" }
         }
-        let body = (try? JSONSerialization.data(withJSONObject: ["msgtype": "m.text", "body": message.text])) ?? Data()
-        let sent: Sent = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/send/m.room.message/\(Self.encode(message.key))",
-                                        token: token, body: Array(body), timeout: deadline, refusals: true, via: sendConnection)
+        let room = "/_matrix/client/v3/rooms/\(Self.encode(roomID))"
+        let target: String
+        let content: [String: Any]
+        let relation: UpstreamMessage.Relation?
+        switch message.action {
+        case .message:
+            (target, content, relation) = ("\(room)/send/m.room.message/\(Self.encode(message.key))", ["msgtype": "m.text", "body": message.text], nil)
+        case .react(let eventID):
+            // An annotation (spec 11.32): the key goes in the relation, and the event has no body.
+            let annotation: [String: Any] = ["rel_type": "m.annotation", "event_id": eventID, "key": message.text]
+            (target, content, relation) = ("\(room)/send/m.reaction/\(Self.encode(message.key))", ["m.relates_to": annotation], .annotates(eventId: eventID))
+        case .takeBack(let reactionID):
+            // A redaction under the same transaction id rule: sent again, it is still one redaction.
+            (target, content, relation) = ("\(room)/redact/\(Self.encode(reactionID))/\(Self.encode(message.key))", [:], .redacts(eventId: reactionID))
+        }
+        let body = (try? JSONSerialization.data(withJSONObject: content)) ?? Data()
+        let sent: Sent = try await call("PUT", target, token: token, body: Array(body), timeout: deadline, refusals: true, via: sendConnection)
         var stored = UpstreamMessage(id: 0, chatId: message.chatId, sender: user, text: message.text, sentAt: message.writtenAt,
-                                     eventId: sent.eventId, sendKey: message.key)
+                                     eventId: sent.eventId, relation: relation, sendKey: message.key)
+        stored.byAccount = true
+        stored.senderName = state.withLock { $0.members.name(of: user, in: roomID) }
         stored.chatEncrypted = state.withLock { $0.members.isEncrypted(roomID) }
         return stored
     }
@@ -359,6 +376,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             return chunk.compactMap { event -> UpstreamMessage? in
                 guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else { return nil }
                 message.senderName = members.name(of: message.sender, in: roomID)
+                message.byAccount = message.sender == user
                 if encrypted { message.chatEncrypted = true }
                 return message
             }

@@ -183,12 +183,15 @@ struct RoomEvent: Decodable, Sendable {
             var relType: String?
             var eventId: String?
             var inReplyTo: String?
+            /// An annotation's key (a reaction's emoji or word).
+            var key: String?
 
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 relType = try? container.decodeIfPresent(String.self, forKey: .relType)
                 eventId = try? container.decodeIfPresent(String.self, forKey: .eventId)
                 inReplyTo = (try? container.decodeIfPresent(Reply.self, forKey: .inReplyTo))?.eventId
+                key = try? container.decodeIfPresent(String.self, forKey: .key)
             }
 
             struct Reply: Decodable, Sendable {
@@ -200,6 +203,7 @@ struct RoomEvent: Decodable, Sendable {
             }
 
             enum CodingKeys: String, CodingKey {
+                case key
                 case relType = "rel_type"
                 case eventId = "event_id"
                 case inReplyTo = "m.in_reply_to"

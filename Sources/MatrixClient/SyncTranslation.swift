@@ -124,8 +124,9 @@ extension UpstreamMessage {
     /// What an event of chat `roomID` is to the copy (CONTRACT section 10): an `m.room.message`
     /// with a text body is a message (a reply without its quoted fallback); an edit
     /// (`m.replace` with a text `m.new_content`) carries the new text for its target; a redaction,
-    /// or a message that comes redacted, removes its target. nil for anything else (state,
-    /// reactions, an edit without new content, an event without an id).
+    /// or a message that comes redacted, removes its target; a reaction
+    /// (`m.annotation`) carries its key for its target. nil for anything else (state, an edit
+    /// without new content, a reaction without a key or target, an event without an id).
     init?(_ event: RoomEvent, roomID: String, roomName: String?) {
         guard let eventID = event.eventId else { return nil }
         let sentAt = event.originServerTs.map { Timestamp.string(Date(timeIntervalSince1970: Double($0) / 1000)) }
@@ -136,7 +137,17 @@ extension UpstreamMessage {
         case "m.room.redaction":
             guard let target = event.redacts ?? event.content?.redacts else { return nil }
             self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
-                      relation: .redacts(eventId: target))
+                      relation: .redacts(eventId: target), sendKey: event.transactionId)
+        case "m.reaction" where event.isRedacted:
+            // Taken back before this copy saw it: its id is kept, so it is never stored.
+            self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
+                      relation: .redacts(eventId: eventID))
+        case "m.reaction":
+            // An annotation (spec 11.32) with a key; anything else is no reaction.
+            guard let relation = event.content?.relatesTo, relation.relType == "m.annotation", let target = relation.eventId,
+                  let key = relation.key, !key.isEmpty, key.utf8.count <= Self.maximumReactionKeyBytes else { return nil }
+            self.init(id: 0, chatId: chatID, sender: sender, text: key, sentAt: sentAt, eventId: eventID, chatName: roomName,
+                      relation: .annotates(eventId: target), sendKey: event.transactionId)
         case "m.room.message" where event.isRedacted:
             self.init(id: 0, chatId: chatID, sender: sender, text: "", sentAt: sentAt, eventId: eventID, chatName: roomName,
                       relation: .redacts(eventId: eventID))

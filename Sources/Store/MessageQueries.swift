@@ -7,7 +7,7 @@ enum MessageQueries {
         m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name, \
         m.media_name, m.media_type, m.media_size, m.media_source, m.reply_to_event IS NOT NULL, \
         CASE WHEN m.reply_to_event IS NULL THEN NULL ELSE \
-        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END, m.attention
+        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END, m.attention, m.event_id
         """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
@@ -28,6 +28,7 @@ enum MessageQueries {
         var rows = try statement.query(bindings) { message($0, account: account) }
         let hasMore = rows.count > limit
         if hasMore { rows.removeLast() }
+        try ReactionQueries.attach(to: &rows, connection, account: account)
         return MessagePage(messages: rows, nextBefore: hasMore ? rows.last?.id : nil)
     }
 
@@ -42,13 +43,17 @@ enum MessageQueries {
             """)
         var bindings: [SQLiteValue] = [.integer(account.rawValue), .integer(after), .integer(Int64(max(1, limit)))]
         if let chat { bindings.append(.integer(chat)) }
-        return try statement.query(bindings) { message($0, account: account) }
+        var rows = try statement.query(bindings) { message($0, account: account) }
+        try ReactionQueries.attach(to: &rows, connection, account: account)
+        return rows
     }
 
     /// The stored message `id`, or nil.
     static func one(_ connection: SQLiteConnection, account: AccountRole, id: Int64) throws -> StoredMessage? {
-        try connection.statement("SELECT \(columns) FROM messages m \(joinChats) WHERE m.account = ?1 AND m.id = ?2")
-            .query([.integer(account.rawValue), .integer(id)]) { message($0, account: account) }.first
+        var rows = try connection.statement("SELECT \(columns) FROM messages m \(joinChats) WHERE m.account = ?1 AND m.id = ?2")
+            .query([.integer(account.rawValue), .integer(id)]) { message($0, account: account) }
+        try ReactionQueries.attach(to: &rows, connection, account: account)
+        return rows.first
     }
 
     /// A row of `columns` (search reads the same ones).
@@ -62,6 +67,7 @@ enum MessageQueries {
                                                                      source: row.isNull(at: 13) ? nil : row.string(at: 13)),
                       isReply: row.int64(at: 14) != 0, replyTo: row.isNull(at: 15) ? nil : row.int64(at: 15))
         message.attention = row.isNull(at: 16) ? nil : UpstreamMessage.Attention(rawValue: row.string(at: 16))
+        message.eventId = row.isNull(at: 17) ? nil : row.string(at: 17)
         return message
     }
 }

@@ -182,6 +182,10 @@ public actor MessageStore {
                 for message in batch {
                     if message.relation != nil {
                         related.append(message)
+                        // A reaction sent from here, or the taking back of one, leaves the outbox as a message does.
+                        if let outboxID = try message.sendKey.flatMap({ try OutboxQueries.leave(connection, account: account, upstreamKey: $0) }) {
+                            sent.append(outboxID)
+                        }
                         continue
                     }
                     if redactionsKept, let eventId = message.eventId, try relations.isRedacted(eventId) { continue }
@@ -242,6 +246,7 @@ public actor MessageStore {
                                                replyTo: try message.replyTo.flatMap { try storedID(of: $0, account: account) }))
                     fresh[fresh.count - 1].outboxId = outboxID
                     fresh[fresh.count - 1].attention = message.attention
+                    fresh[fresh.count - 1].eventId = message.eventId
                     // What the person sent from here is never unread to them.
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt,
                                                                      unread: message.sendKey == nil && unread.counts(id))
@@ -688,6 +693,7 @@ public actor MessageStore {
                 try connection.execute("DELETE FROM messages")
                 let count = connection.changes
                 try connection.execute("DELETE FROM archived_messages")
+                try connection.execute("DELETE FROM reactions")
                 try connection.execute("DELETE FROM chats")
                 try connection.execute("DELETE FROM cursors")
                 try connection.execute("DELETE FROM accounts")
@@ -712,6 +718,8 @@ public actor MessageStore {
         do {
             result = try connection.transaction { () throws -> (Int, Int64) in
                 let bytes = try connection.scalarInt("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?", .integer(linked)) ?? 0
+                    + (connection.scalarInt("SELECT coalesce(sum(size), 0) FROM reactions WHERE account = ?", .integer(linked)) ?? 0)
+                try connection.statement("DELETE FROM reactions WHERE account = ?").run(.integer(linked))
                 try connection.statement("DELETE FROM messages WHERE account = ?").run(.integer(linked))
                 let count = connection.changes
                 try connection.statement("DELETE FROM chats WHERE account = ?").run(.integer(linked))

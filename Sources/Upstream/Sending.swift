@@ -24,6 +24,18 @@ public struct OutgoingMessage: Sendable, Equatable {
     public var key: String
     /// When the person wrote it, as the protocol spells times (for the copy, until the upstream's own comes).
     public var writtenAt: String
+    /// What it is: a message (`text`), or a reaction (`text` its key) given or taken back.
+    public var action: Action = .message
+
+    /// What goes upstream. A reaction is an upstream's with event ids (Matrix); this project's
+    /// protocol takes messages only.
+    public enum Action: Sendable, Equatable {
+        case message
+        /// A reaction to the event with this id.
+        case react(to: String)
+        /// Takes back (redacts) the account's reaction with this event id.
+        case takeBack(reaction: String)
+    }
 
     public init(userId: Int64, chatId: Int64, upstreamChat: String? = nil, text: String, key: String, writtenAt: String) {
         self.userId = userId

@@ -67,6 +67,13 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var media: Media?
     /// The event id of the message this one replies to (Matrix `m.in_reply_to`).
     public var replyTo: String?
+    /// The longest reaction key kept or sent, in UTF-8 bytes: an emoji, or a few words (Element's
+    /// keys are one emoji); a longer one is a broken or hostile client's.
+    public static let maximumReactionKeyBytes = 256
+
+    /// The account itself wrote it (here or in another of its clients): a reaction of its own is
+    /// marked as the person's, and removing it is theirs to do.
+    public var byAccount = false
     /// The key it was sent under, when the account sent it from this dashboard (CONTRACT
     /// section 11: the protocol's `Idempotency-Key`, a Matrix `unsigned.transaction_id`): storing
     /// it takes its entry out of the outbox.
@@ -117,6 +124,9 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         case replaces(eventId: String)
         /// The message is deleted.
         case redacts(eventId: String)
+        /// A reaction to the message (a Matrix `m.annotation`): `text` is its key, an emoji or a
+        /// word; the event's own id is what a redaction of it names.
+        case annotates(eventId: String)
     }
 
     public init(id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, eventId: String? = nil, chatName: String? = nil,

@@ -271,6 +271,72 @@ def test_a_mention_is_marked_and_a_room_muted_in_another_client_tells_nothing(co
     shot(driver, SHOTS, "matrix-mention")
 
 
+def chips(driver, scope):
+    """The reaction chips in `scope` as (text, pressed) pairs, pressed None for a chip that is no button."""
+    return driver.execute_script("""return [...document.querySelectorAll(arguments[0] + ' .reaction')]
+        .map(c => [c.textContent, c.tagName === 'BUTTON' ? c.getAttribute('aria-pressed') === 'true' : null])""", scope)
+
+
+def test_reactions_show_as_chips_and_a_click_gives_or_takes_back_the_persons_own(context):
+    driver, synapse = context.driver, context.synapse
+    bob, room = room_with(synapse, "hana", "Breakfast")
+    coffee = synapse.send(bob, room, "coffee?")
+    synapse.react(bob, room, coffee, "👍")
+    dashboard = dashboard_of(context, "hana")
+    driver.get(dashboard.url)
+    pane = '[data-messages-for="primary"]'
+    wait(driver, lambda: chips(driver, pane) == [["👍 1", None]], seconds=20, message=lambda: f"bob's reaction in the pane: {chips(driver, pane)}")
+    wait(driver, lambda: status_text(driver).startswith("Live"), seconds=15, message="live")
+    row = driver.execute_script("return [...document.querySelectorAll('#chats [data-chat]')].find(b => b.textContent.includes('Breakfast'))")
+    click(driver, row)
+    view = "#chat-messages"
+    wait(driver, lambda: chips(driver, view) == [["👍 1", False]], message=lambda: f"the chat view's chip: {chips(driver, view)}")
+    for round_number in (1, 2):
+        # Given: pressed at once, and in the room for every other client.
+        click_selector(driver, f"{view} button.reaction[data-react='👍']")
+        wait(driver, lambda: chips(driver, view) == [["👍 2", True]], message=lambda: f"round {round_number}: given at once: {chips(driver, view)}")
+        wait(driver, lambda: ("👍", "@hana:localhost") in synapse.reactions(bob, room, coffee), seconds=15, message="in the room")
+        focused = """const id = document.querySelector('#chat-messages li.message[data-id]').dataset.id;
+            return document.activeElement.dataset.key === `react/${id}/👍`"""
+        assert driver.execute_script(focused), "the focus stays on the chip clicked, drawn again"
+        # Taken back: a redaction, gone for everyone.
+        click_selector(driver, f"{view} button.reaction[data-react='👍']")
+        wait(driver, lambda: chips(driver, view) == [["👍 1", False]], message=lambda: f"round {round_number}: taken back: {chips(driver, view)}")
+        wait(driver, lambda: ("👍", "@hana:localhost") not in synapse.reactions(bob, room, coffee), seconds=15, message="gone from the room")
+    # A new one from the quick reactions, and one from another client, live.
+    click_selector(driver, f"{view} button[data-react-picker]")
+    click_selector(driver, f"{view} .reaction-quick button[data-react='🎉']")
+    wait(driver, lambda: ["🎉 1", True] in chips(driver, view), message=lambda: f"the quick reaction: {chips(driver, view)}")
+    synapse.react(bob, room, coffee, "😄")
+    wait(driver, lambda: ["😄 1", False] in chips(driver, view), seconds=15, message=lambda: f"bob's live reaction: {chips(driver, view)}")
+    wait(driver, lambda: chips(driver, pane) == [["👍 1", None], ["🎉 1", None], ["😄 1", None]], seconds=15,
+         message=lambda: f"the pane follows: {chips(driver, pane)}")
+    label = driver.execute_script(f"return document.querySelector(\"{view} button.reaction[data-react='👍']\").getAttribute('aria-label')")
+    assert label == "👍: 1 reaction, from bob", label
+    # Refused (reactions need a power hana has not): not sent, said with Try again and Delete, twice.
+    levels = synapse.call("GET", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/state/m.room.power_levels", token=bob)
+    levels.setdefault("events", {})["m.reaction"] = 50
+    synapse.call("PUT", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/state/m.room.power_levels", levels, token=bob)
+    synapse.send(bob, room, "no more reactions, please")
+    wait(driver, lambda: "no more reactions, please" in texts(driver, "primary"), seconds=15, message="the power change came")
+    click_selector(driver, f"{view} li.message[data-id] button[data-react-picker]")
+    click_selector(driver, f"{view} .reaction-quick button[data-react='👀']")
+    echo = "#chat-outbox .not-sent"
+    wait(driver, lambda: visible(driver, echo) and "Your reaction 👀" in text_of(driver, echo), seconds=15, message="not sent, said")
+    for round_number in (1, 2):
+        again = f"{echo} button[data-option='try-again']"
+        wait(driver, lambda: visible(driver, again) and enabled(driver, again), message="Try again can be clicked")
+        click_selector(driver, again)
+        told = "Try again didn't help" if round_number == 1 else "(2 tries,"
+        wait(driver, lambda: told in text_of(driver, echo), seconds=15,
+             message=lambda: f"round {round_number}: the try is told: {text_of(driver, echo)}")
+    assert all(key != "👀" for key, _ in synapse.reactions(bob, room, coffee))
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-reactions")
+    click_selector(driver, f"{echo} button[data-option='discard']")
+    wait(driver, lambda: not visible(driver, echo), message="deleted")
+
+
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
 
 

@@ -132,6 +132,17 @@ rc_joins:
         path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
         return self.call("PUT", path, content, token=token)["event_id"]
 
+    def react(self, token, room, event_id, key):
+        """A reaction as Element sends it (an m.annotation); returns its event id."""
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.reaction/{secrets.token_hex(8)}"
+        content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
+        return self.call("PUT", path, content, token=token)["event_id"]
+
+    def reactions(self, token, room, event_id):
+        """The (key, sender) pairs the homeserver holds on `event_id`: what every client shows."""
+        path = f"/_matrix/client/v1/rooms/{urllib.parse.quote(room)}/relations/{urllib.parse.quote(event_id)}/m.annotation"
+        return sorted((event["content"]["m.relates_to"]["key"], event["sender"]) for event in self.call("GET", path, token=token)["chunk"])
+
     def join(self, token, room):
         self.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=token)
 

@@ -151,6 +151,12 @@ private final class HeldRecording: OutboxStore {
     }
 
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval { try await store.discardOutbox(id) }
+
+    func enqueueReaction(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64, of account: AccountRole, behindUnsent: Bool,
+                         upstreamKey: String, createdAt: String) async throws(StoreError) -> ReactionAdmission {
+        try await store.enqueueReaction(key, adding: adding, to: messageID, in: chat, of: account, behindUnsent: behindUnsent,
+                                        upstreamKey: upstreamKey, createdAt: createdAt)
+    }
 }
 
 /// The real store, whose next read of the line (`nextToSend`) can be held at a gate after the
@@ -222,6 +228,12 @@ private final class HeldLineRead: OutboxStore {
     }
 
     func discardOutbox(_ id: Int64) async throws(StoreError) -> OutboxRemoval { try await store.discardOutbox(id) }
+
+    func enqueueReaction(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64, of account: AccountRole, behindUnsent: Bool,
+                         upstreamKey: String, createdAt: String) async throws(StoreError) -> ReactionAdmission {
+        try await store.enqueueReaction(key, adding: adding, to: messageID, in: chat, of: account, behindUnsent: behindUnsent,
+                                        upstreamKey: upstreamKey, createdAt: createdAt)
+    }
 }
 
 /// The outbox sender performing `SendPolicy` against a real store, in virtual time.

@@ -91,6 +91,24 @@ struct SyncTranslationTests {
                 "a redaction that names no event is skipped")
     }
 
+    @Test func aReactionCarriesItsKeyForItsTargetAndABrokenOneIsSkipped() throws {
+        let long = String(repeating: "x", count: UpstreamMessage.maximumReactionKeyBytes + 1)
+        let messages = try translated("""
+            {"type": "m.reaction", "event_id": "$r1", "sender": "@bob:x", "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$a", "key": "👍"}},
+             "unsigned": {"transaction_id": "txn-7"}},
+            {"type": "m.reaction", "event_id": "$r2", "sender": "@bob:x", "content": {}, "unsigned": {"redacted_because": {"type": "m.room.redaction"}}},
+            {"type": "m.reaction", "event_id": "$r3", "sender": "@bob:x", "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$a"}}},
+            {"type": "m.reaction", "event_id": "$r4", "sender": "@bob:x", "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$a", "key": "\(long)"}}},
+            {"type": "m.reaction", "event_id": "$r5", "sender": "@bob:x", "content": {"m.relates_to": {"rel_type": "m.replace", "event_id": "$a", "key": "👍"}}},
+            {"type": "m.reaction", "event_id": "$r6", "sender": "@bob:x", "content": {"m.relates_to": {"rel_type": "m.annotation", "key": "👍"}}},
+            {"type": "m.reaction", "event_id": "$r7", "sender": "@bob:x", "content": {"m.relates_to": "nonsense"}}
+            """)
+        #expect(messages.map(\.relation) == [.annotates(eventId: "$a"), .redacts(eventId: "$r2")],
+                "one without a key or target, of another relation or with a key no emoji or word is that long, is none")
+        #expect(messages.first?.text == "👍")
+        #expect(messages.first?.sendKey == "txn-7", "one sent from here leaves its outbox entry when it comes")
+    }
+
     @Test func aReplyKeepsItsOwnWordsWithoutTheQuotedFallback() throws {
         let messages = try translated("""
             {"type": "m.room.message", "event_id": "$re", "sender": "@bob:x", "content": {"msgtype": "m.text",

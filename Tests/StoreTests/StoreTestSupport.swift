@@ -42,6 +42,9 @@ extension MessageStore {
 
     /// Usage recomputed with a table scan, to check the incremental figure.
     func scannedUsage() throws -> Int64 {
-        try scalarForTesting("SELECT (SELECT coalesce(sum(size), 0) FROM messages) + (SELECT coalesce(sum(size), 0) FROM archived_messages)") ?? 0
+        try scalarForTesting("""
+            SELECT (SELECT coalesce(sum(size), 0) FROM messages) + (SELECT coalesce(sum(size), 0) FROM archived_messages)
+                 + (SELECT coalesce(sum(size), 0) FROM reactions)
+            """) ?? 0
     }
 }

@@ -96,7 +96,8 @@ extension MessagesEvent {
     /// A stored message as the page reads it: the protocol's fields (CONTRACT section 3), then
     /// those it has of section 10 (`chatName`, `editedAt`, `kind`, `senderName`, `media` with
     /// its URL on this dashboard, `replyTo`), `attention` where the account's own rules judged
-    /// it, and `outboxId` for one written here.
+    /// it, its `reactions` where it can carry any (an upstream's event: perhaps none), and
+    /// `outboxId` for one written here.
     static func write(_ message: StoredMessage, to json: inout JSONWriter) {
         json.raw("{")
         json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
@@ -130,12 +131,37 @@ extension MessagesEvent {
             json.raw(#","attention":"#)
             json.string(attention.rawValue)
         }
+        if message.eventId != nil {
+            // A message that can carry reactions (an upstream's event) says so, with none too.
+            json.raw(#","reactions":"#)
+            reactions(message.reactions, to: &json)
+        }
         if let outboxId = message.outboxId {
             // Written here: the page puts it in place of its local echo.
             json.raw(#","outboxId":"#)
             json.number(outboxId)
         }
         json.raw("}")
+    }
+}
+
+extension MessagesEvent {
+    /// `[{"key","count","mine","senders"}...]`, as `/api/messages` gives them.
+    static func reactions(_ reactions: [Reaction], to json: inout JSONWriter) {
+        json.raw("[")
+        for (index, reaction) in reactions.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw(#"{"key":"#); json.string(reaction.key)
+            json.raw(#","count":"#); json.number(Int64(reaction.count))
+            json.raw(#","mine":"#); json.bool(reaction.mine)
+            json.raw(#","senders":["#)
+            for (position, name) in reaction.senders.enumerated() {
+                if position > 0 { json.raw(",") }
+                json.string(name)
+            }
+            json.raw("]}")
+        }
+        json.raw("]")
     }
 }
 

@@ -143,8 +143,10 @@ struct OutboxListBody: Encodable, Sendable {
 }
 
 /// An outbox entry as `GET /api/outbox` and the `outbox` event give it: `{"outboxId", "account",
-/// "chatId", "text", "state", "createdAt", "error"}`, `error` the open `/problems/send-failed`
-/// error of a failed one (with its options), else null.
+/// "chatId", "text", "state", "createdAt", "error", "action"}`, `error` the open
+/// `/problems/send-failed` error of a failed one (with its options), else null; `action` is
+/// `message`, or `react` / `unreact` for a reaction (`text` its key) given to or taken back from
+/// the message `messageId` (null when that one is no longer in the copy).
 struct OutboxEntryBody: Encodable, Sendable {
     var outboxId: Int64
     var account: String
@@ -155,6 +157,9 @@ struct OutboxEntryBody: Encodable, Sendable {
     var error: ErrorBody?
     /// Only on the event of an entry just written: the `Idempotency-Key` it was written under.
     var requestKey: String?
+    var action: String
+    /// A reaction's message; absent for a message entry.
+    var messageId: Int64??
 
     init(_ entry: OutboxEntry, error: UserFacingError? = nil, requestKey: String? = nil) {
         outboxId = entry.id
@@ -165,6 +170,11 @@ struct OutboxEntryBody: Encodable, Sendable {
         createdAt = entry.createdAt
         self.error = error.map { ErrorBody($0) }
         self.requestKey = requestKey
+        switch entry.action {
+        case .message: (action, messageId) = ("message", nil)
+        case .react: (action, messageId) = ("react", .some(entry.targetMessageId))
+        case .unreact: (action, messageId) = ("unreact", .some(entry.targetMessageId))
+        }
     }
 
     /// Each entry with its open error, if it failed (what `GET /api/outbox` and the snapshot give).
@@ -172,7 +182,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         entries.map { entry in OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) }) }
     }
 
-    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error, requestKey }
+    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error, requestKey, action, messageId }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -184,6 +194,8 @@ struct OutboxEntryBody: Encodable, Sendable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(error, forKey: .error)  // null, not absent
         try container.encodeIfPresent(requestKey, forKey: .requestKey)
+        try container.encode(action, forKey: .action)
+        if let messageId { try container.encode(messageId, forKey: .messageId) }
     }
 
     /// The `outbox` event's data, the same object as `encode(to:)` writes: the fields by hand, as
@@ -200,6 +212,11 @@ struct OutboxEntryBody: Encodable, Sendable {
         json.raw(#","error":"#)
         if let error { json.raw(bytes: EventFeed.json(error)) } else { json.null() }
         if let requestKey { json.raw(#","requestKey":"#); json.string(requestKey) }
+        json.raw(#","action":"#); json.string(action)
+        if let messageId {
+            json.raw(#","messageId":"#)
+            if let id = messageId { json.number(id) } else { json.null() }
+        }
         json.raw("}")
         return json.bytes
     }

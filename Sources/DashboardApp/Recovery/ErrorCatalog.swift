@@ -196,7 +196,14 @@ enum ErrorCatalog {
         let delete = characters > longTextCharacters
             ? RecoveryOption.discard.confirming("This deletes what you wrote (\(characters) characters). It was not sent, and it cannot be brought back.")
             : RecoveryOption.discard
-        return UserFacingError(kind: .sendFailed, title: "Not sent", detail: detail + said, suggestion: suggestion,
+        let isReaction = entry.action != .message
+        let title = switch entry.action {
+        case .message: "Not sent"
+        case .react: "Reaction \u{201C}\(entry.text.prefix(40))\u{201D} not sent"
+        case .unreact: "Reaction \u{201C}\(entry.text.prefix(40))\u{201D} not taken back"
+        }
+        return UserFacingError(kind: .sendFailed, title: title, detail: detail + said,
+                               suggestion: isReaction ? suggestion.replacingOccurrences(of: "Shorten it and send it again, or delete it.", with: "Delete it.") : suggestion,
                                presentation: .view, options: [.tryAgain, delete],
                                debug: "outbox entry \(entry.id) (key \(entry.upstreamKey)), \(entry.attempts) tries: \(refusal.reason.rawValue) \(refusal.detail)",
                                createdAt: date, causeKey: message.causeKey, facts: .send(message))

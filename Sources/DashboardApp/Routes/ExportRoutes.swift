@@ -64,7 +64,8 @@ struct ExportRoutes {
         }
     }
 
-    /// `{"account","id","chatId","sender","text","sentAt","chatName"?,"receivedAt"}` and a newline.
+    /// `{"account","id","chatId","sender","text","sentAt","chatName"?,"receivedAt","reactions"?}` and
+    /// a newline (`reactions` as `/api/messages` gives them, for a message that has any).
     static func line(_ message: StoredMessage, into json: inout JSONWriter) {
         json.raw(#"{"account":"#)
         json.string(message.account.description)
@@ -73,6 +74,10 @@ struct ExportRoutes {
                            chatName: message.chatName)
         json.raw(#","receivedAt":"#)
         json.string(message.receivedAt)
+        if !message.reactions.isEmpty {
+            json.raw(#","reactions":"#)
+            MessagesEvent.reactions(message.reactions, to: &json)
+        }
         json.raw("}\n")
     }
 

@@ -69,6 +69,18 @@ struct MessagePageBody: Codable, Sendable {
         /// What the account's own notification rules said of it (`quiet`, `notify`, `mention`);
         /// left out where the upstream has no such rules.
         var attention: String?
+        /// One per key, in the order each was first given (none: `[]`); left out for a message
+        /// that cannot carry reactions (this project's protocol has none).
+        var reactions: [ReactionBody]?
+
+        /// `{"key", "count", "mine", "senders"}`: `senders` the names of the first of those who
+        /// gave it (up to 20; `count` says how many in all), `mine` whether the account is one.
+        struct ReactionBody: Codable, Sendable {
+            var key: String
+            var count: Int
+            var mine: Bool
+            var senders: [String]
+        }
 
         /// `{"name", "mimetype", "size", "url"}`: `url` is the dashboard's own `/api/media/...`, null
         /// when the file cannot be fetched here (an encrypted attachment).
@@ -103,7 +115,8 @@ struct MessagePageBody: Codable, Sendable {
             Message(account: $0.account.description, id: $0.id, chatId: $0.chatId, sender: $0.sender, text: $0.text,
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
                     senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil,
-                    attention: $0.attention?.rawValue)
+                    attention: $0.attention?.rawValue,
+                    reactions: $0.eventId == nil ? nil : $0.reactions.map { Message.ReactionBody(key: $0.key, count: $0.count, mine: $0.mine, senders: $0.senders) })
         }
     }
 

@@ -190,6 +190,8 @@ extension MessageStore {
                 let ids = try connection.statement("SELECT id FROM messages WHERE account = ?1 AND chat_id = ?2 ORDER BY id").query(key) { $0.int64(at: 0) }
                 freed = try connection.statement("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?1 AND chat_id = ?2")
                     .query(key) { $0.int64(at: 0) }.first ?? 0
+                freed += try connection.statement("DELETE FROM reactions WHERE account = ?1 AND chat_id = ?2 RETURNING size")
+                    .query(key) { $0.int64(at: 0) }.reduce(0, +)
                 try connection.statement("""
                     DELETE FROM message_edits WHERE account = ?1 AND target_event_id IN
                         (SELECT event_id FROM messages WHERE account = ?1 AND chat_id = ?2 AND event_id IS NOT NULL)

@@ -25,9 +25,19 @@ struct RelationWork {
     func apply(_ related: [UpstreamMessage], inserted: [String], to outcome: inout AppliedBatch) throws -> Int64 {
         var bytes: Int64 = 0
         var targets: [String] = []
+        var reacted: [String] = []
         for event in related {
             switch event.relation {
+            case .annotates(let target)?:
+                if let kept = try react(event, to: target) {
+                    bytes += kept.bytes
+                    reacted.append(target)
+                }
             case .redacts(let target)?:
+                if let reaction = try unreact(target) {
+                    bytes -= reaction.bytes
+                    reacted.append(reaction.target)
+                }
                 bytes += try redact(target, outcome: &outcome)
             case .replaces(let target)?:
                 guard let editID = event.eventId, !(try isRedacted(editID)) else { continue }
@@ -51,6 +61,14 @@ struct RelationWork {
         for target in targets where seen.insert(target).inserted {
             bytes += try showLatestEdit(of: target, outcome: &outcome)
         }
+        // Reactions that came before their message (a page of history, newest first) show on it now.
+        if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM reactions WHERE account = ?)", accountValue) == 1 {
+            for eventID in inserted where try hasReactions(to: eventID) { reacted.append(eventID) }
+        }
+        var shown = Set<String>()
+        for target in reacted where shown.insert(target).inserted {
+            try showReactions(of: target, outcome: &outcome)
+        }
         return bytes
     }
 
@@ -66,6 +84,7 @@ struct RelationWork {
         for target in editTargets { bytes += try showLatestEdit(of: target, outcome: &outcome) }
         let rows = try connection.statement("SELECT id, chat_id, size FROM messages WHERE account = ?1 AND event_id = ?2")
             .query([accountValue, .text(eventID)]) { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }
+        bytes -= try forgetReactions(to: eventID)
         guard let (id, chatID, size) = rows.first else { return bytes }
         // The delete trigger takes the text out of the search index.
         try connection.statement("DELETE FROM messages WHERE account = ?1 AND id = ?2").run(accountValue, .integer(id))

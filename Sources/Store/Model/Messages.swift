@@ -40,6 +40,11 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     /// What the account's own rules said of it when it came (a Matrix account's push rules):
     /// quiet, told, or a mention; nil where the upstream has no such rules.
     public var attention: UpstreamMessage.Attention?
+    /// The upstream's own id of it (a Matrix event id), when it has one: what reactions and
+    /// replies name it by.
+    public var eventId: String?
+    /// Its reactions, one per key, in the order each key was first given.
+    public var reactions: [Reaction] = []
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
                 chatName: String? = nil, editedAt: String? = nil, kind: UpstreamMessage.Kind = .text, senderName: String? = nil,
@@ -58,6 +63,26 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.receivedAt = receivedAt
         self.chatName = chatName
         self.editedAt = editedAt
+    }
+}
+
+/// The reactions to a message under one key (an emoji, or a word): how many people gave it,
+/// whether the account is one of them, and who, as the chat names them.
+public struct Reaction: Sendable, Equatable, Codable {
+    public var key: String
+    public var count: Int
+    public var mine: Bool
+    /// The names of those who gave it, the earliest first (at most ``Reaction/namedSenders``).
+    public var senders: [String]
+
+    /// How many names a reaction carries; the count tells the rest.
+    public static let namedSenders = 20
+
+    public init(key: String, count: Int, mine: Bool, senders: [String]) {
+        self.key = key
+        self.count = count
+        self.mine = mine
+        self.senders = senders
     }
 }
 

@@ -18,6 +18,10 @@ public struct OutboxEntry: Sendable, Equatable {
     public var failure: SendRefusal?
     /// The user who wrote it, the only one it is ever sent as (nil: the account had no user yet).
     public var ownerUserId: Int64?
+    /// What it does: a message, or a reaction (`text` its key) given or taken back.
+    public var action: OutboxAction = .message
+    /// For a reaction: the stored id of the message it is on (nil when that one left the copy).
+    public var targetMessageId: Int64?
 
     public init(id: Int64, account: AccountRole, chatId: Int64, text: String, state: OutboxState, createdAt: String, upstreamKey: String,
                 attempts: Int = 0, failure: SendRefusal? = nil, ownerUserId: Int64? = nil) {
@@ -32,6 +36,33 @@ public struct OutboxEntry: Sendable, Equatable {
         self.failure = failure
         self.ownerUserId = ownerUserId
     }
+}
+
+/// What an outbox entry does once sent.
+public enum OutboxAction: Sendable, Equatable {
+    case message
+    /// Gives the reaction `text` to the message with this event id.
+    case react(target: String)
+    /// Takes back the account's reaction `text` from the message `target`: `reaction` is the
+    /// reaction's own event id, nil while it is not stored (given a moment ago, its answer not in
+    /// yet, or never given).
+    case unreact(target: String, reaction: String?)
+}
+
+/// What asking to give or take back a reaction came to.
+public enum ReactionAdmission: Sendable, Equatable {
+    case queued(OutboxEntry)
+    /// The same was asked before and waits: this entry.
+    case repeated(OutboxEntry)
+    /// Nothing to do: the account's reaction is there already (to give), or is not (to take back).
+    case already
+    /// Taking back a reaction that was never sent: this entry gives it, and deleting it is the way.
+    case unsentReaction(OutboxEntry)
+    case noSuchMessage
+    /// The message has no upstream id to react to (this project's protocol has no reactions).
+    case notSupported
+    case archived
+    case encrypted
 }
 
 /// Where an outbox entry is. Offline, backing off, rate limited or stopped syncing is `queued`:
@@ -94,6 +125,55 @@ extension MessageStore {
                     .run(.integer(account.rawValue), .text(requestKey), .integer(id), .integer(digest))
                 return .queued(OutboxEntry(id: id, account: account, chatId: chat, text: text, state: .queued, createdAt: createdAt,
                                            upstreamKey: upstreamKey, ownerUserId: owner))
+            }
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
+        }
+    }
+
+    /// Writes into the outbox a reaction `key` to give (`adding`) to, or take back from, the
+    /// message `messageID` of `chat`, unless the account's reaction already is as asked or the
+    /// same waits there. Taking back a reaction whose entry waits still unsent answers that entry,
+    /// unless `behindUnsent` (that entry is on its way: the taking back goes after it).
+    public func enqueueReaction(_ key: String, adding: Bool, to messageID: Int64, in chat: Int64, of account: AccountRole,
+                                behindUnsent: Bool = false, upstreamKey: String, createdAt: String) throws(StoreError) -> ReactionAdmission {
+        let connection = connectionForReading
+        let role = SQLiteValue.integer(account.rawValue)
+        do {
+            return try connection.transaction { () throws -> ReactionAdmission in
+                let found = try connection.statement("SELECT event_id FROM messages WHERE account = ?1 AND id = ?2 AND chat_id = ?3")
+                    .query([role, .integer(messageID), .integer(chat)]) { $0.isNull(at: 0) ? nil : $0.string(at: 0) }
+                guard let row = found.first else { return .noSuchMessage }
+                guard let target = row else { return .notSupported }
+                let chatState = try connection.statement("SELECT membership, encrypted FROM chats WHERE account = ?1 AND chat_id = ?2")
+                    .query([role, .integer(chat)]) { (ChatMembership(rawValue: $0.string(at: 0)) ?? .join, $0.int64(at: 1) != 0) }.first
+                guard let (membership, encrypted) = chatState else { return .noSuchMessage }
+                guard membership == .join else { return .archived }
+                guard !encrypted else { return .encrypted }
+                guard let owner = try connection.scalarInt("SELECT user_id FROM accounts WHERE role = ?1", role) else { return .noSuchMessage }
+                // The latest wish for this key counts: what waits, else what is stored.
+                let waiting = try OutboxQueries.entries(connection, where: "account = ?1 AND action <> 'message' AND target_event_id = ?2 AND text = ?3 AND \(OutboxQueries.ownedNow)",
+                                                        [role, .text(target), .text(key)]).last
+                if let waiting {
+                    switch (waiting.action, adding) {
+                    case (.react, true), (.unreact, false): return .repeated(waiting)
+                    case (.react, false) where !behindUnsent: return .unsentReaction(waiting)
+                    default: break
+                    }
+                } else {
+                    let mine = try connection.scalarInt("""
+                        SELECT EXISTS (SELECT 1 FROM reactions WHERE account = ?1 AND target_event_id = ?2 AND key = ?3 AND mine = 1)
+                        """, role, .text(target), .text(key)) == 1
+                    if mine == adding { return .already }
+                }
+                try connection.statement("""
+                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at, owner_user_id, action, target_event_id)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    """).run(role, .integer(chat), .text(key), .text(upstreamKey), .text(createdAt), .integer(owner),
+                             .text(adding ? "react" : "unreact"), .text(target))
+                let id = connection.lastInsertRowID
+                guard let entry = try OutboxQueries.entries(connection, where: "outbox_id = \(id)").first else { return .noSuchMessage }
+                return .queued(entry)
             }
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
@@ -218,12 +298,16 @@ enum OutboxQueries {
     /// The entries written by the user who holds their account now.
     static let ownedNow = "outbox.owner_user_id IS (SELECT user_id FROM accounts WHERE role = outbox.account)"
 
-    /// `condition` is SQL of this file's own making, never of a caller's text.
-    static func entries(_ connection: SQLiteConnection, where condition: String, limit: Int = -1) throws -> [OutboxEntry] {
+    /// `condition` is SQL of this file's own making, never of a caller's text; `values` are its parameters.
+    static func entries(_ connection: SQLiteConnection, where condition: String, _ values: [SQLiteValue] = [], limit: Int = -1) throws -> [OutboxEntry] {
         try connection.statement("""
-            SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail, owner_user_id
+            SELECT outbox_id, account, chat_id, text, state, created_at, upstream_key, attempts, failure, failure_detail, owner_user_id,
+                   action, target_event_id,
+                   (SELECT m.id FROM messages m WHERE m.account = outbox.account AND m.event_id = outbox.target_event_id),
+                   (SELECT r.event_id FROM reactions r WHERE r.account = outbox.account AND r.target_event_id = outbox.target_event_id
+                    AND r.key = outbox.text AND r.mine = 1 ORDER BY r.sent_at DESC LIMIT 1)
             FROM outbox WHERE \(condition) ORDER BY outbox_id LIMIT \(limit)
-            """).query(row: entry)
+            """).query(values, row: entry)
     }
 
     /// An entry from a row of the columns `entries` selects, in that order.
@@ -234,12 +318,33 @@ enum OutboxQueries {
                     failure: row.isNull(at: 8) ? nil : SendRefusal(SendRefusal.Reason(rawValue: row.string(at: 8)) ?? .forbidden,
                                                                    detail: row.isNull(at: 9) ? "" : row.string(at: 9)),
                     ownerUserId: row.isNull(at: 10) ? nil : row.int64(at: 10))
+        .with(action: action(row.string(at: 11), target: row.isNull(at: 12) ? nil : row.string(at: 12),
+                             reaction: row.isNull(at: 14) ? nil : row.string(at: 14)),
+              targetMessageId: row.isNull(at: 13) ? nil : row.int64(at: 13))
+    }
+
+    /// The action of a row (a reaction's without a target reads as a message: none is written so).
+    static func action(_ column: String, target: String?, reaction: String?) -> OutboxAction {
+        switch (column, target) {
+        case ("react", let target?): .react(target: target)
+        case ("unreact", let target?): .unreact(target: target, reaction: reaction)
+        default: .message
+        }
     }
 
     /// Inside a batch's transaction: the entry sent under `upstreamKey` leaves the outbox; its id.
     static func leave(_ connection: SQLiteConnection, account: AccountRole, upstreamKey: String) throws -> Int64? {
         try connection.statement("DELETE FROM outbox WHERE account = ?1 AND upstream_key = ?2 RETURNING outbox_id")
             .query([.integer(account.rawValue), .text(upstreamKey)]) { $0.int64(at: 0) }.first
+    }
+}
+
+extension OutboxEntry {
+    func with(action: OutboxAction, targetMessageId: Int64?) -> OutboxEntry {
+        var entry = self
+        entry.action = action
+        entry.targetMessageId = targetMessageId
+        return entry
     }
 }
 

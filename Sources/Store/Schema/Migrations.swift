@@ -261,6 +261,29 @@ enum Migrations {
         """
         ALTER TABLE chats ADD COLUMN highlights INTEGER NOT NULL DEFAULT 0;
         """,
+        // 23: reactions (a Matrix `m.annotation`), each kept by its own event id under the event it
+        // reacts to, whether that one is stored yet or not (history brings a reaction before its
+        // message), so a message shows its reactions from whichever came first. `mine`: the
+        // account's own. An outbox entry is a message, or a reaction (its key the entry's text) to
+        // give to the message `target_event_id` or to take back from it.
+        """
+        CREATE TABLE reactions (
+            account         INTEGER NOT NULL,
+            event_id        TEXT NOT NULL,
+            target_event_id TEXT NOT NULL,
+            chat_id         INTEGER NOT NULL,
+            key             TEXT NOT NULL,
+            sender          TEXT NOT NULL,
+            sender_name     TEXT,
+            mine            INTEGER NOT NULL,
+            sent_at         TEXT NOT NULL,
+            size            INTEGER NOT NULL,
+            PRIMARY KEY (account, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX reactions_by_target ON reactions (account, target_event_id);
+        ALTER TABLE outbox ADD COLUMN action TEXT NOT NULL DEFAULT 'message' CHECK (action IN ('message', 'react', 'unreact'));
+        ALTER TABLE outbox ADD COLUMN target_event_id TEXT;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

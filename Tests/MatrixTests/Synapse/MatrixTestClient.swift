@@ -246,6 +246,31 @@ struct MatrixTestClient: Sendable {
                                        "m.relates_to": ["m.in_reply_to": ["event_id": eventId]]])
     }
 
+    /// A reaction as Element sends it: an `m.reaction` annotating `eventId` with `key`.
+    func react(_ roomId: String, to eventId: String, _ key: String) async throws -> String {
+        try await sendContent(roomId, ["m.relates_to": ["rel_type": "m.annotation", "event_id": eventId, "key": key]], type: "m.reaction")
+    }
+
+    /// The reactions `eventId` has on the homeserver now (`GET /relations/{eventId}/m.annotation`,
+    /// spec v1.3), as (key, sender) pairs: what every other client shows.
+    func reactions(_ roomId: String, on eventId: String) async throws -> [(key: String, sender: String)] {
+        struct Answer: Decodable {
+            struct Event: Decodable {
+                struct Content: Decodable {
+                    struct Relation: Decodable { var key: String? }
+                    var relation: Relation?
+                    enum CodingKeys: String, CodingKey { case relation = "m.relates_to" }
+                }
+                var sender: String
+                var content: Content?
+            }
+            var chunk: [Event]
+        }
+        let path = "/rooms/\(Self.pathComponent(roomId))/relations/\(Self.pathComponent(eventId))/m.annotation"
+        let answer: Answer = try await decode(call("GET", path, version: "v1"))
+        return answer.chunk.compactMap { event in event.content?.relation?.key.map { ($0, event.sender) } }
+    }
+
     /// `PUT /profile/{userId}/displayname`: the name the user's rooms show from now on.
     func setDisplayName(_ name: String) async throws {
         guard let user = session?.userId else { throw MatrixTestClientError.notSignedIn("set display name") }
@@ -336,13 +361,13 @@ struct MatrixTestClient: Sendable {
     /// A transaction id no other send of this test run uses.
     static func newTransactionId() -> String { "lp-test-\(UUID().uuidString)" }
 
-    /// One call of the client-server API (`path` is under `/_matrix/client/v3`): the body of a
-    /// 2xx answer, or `MatrixTestClientError` with the status and `errcode`.
+    /// One call of the client-server API (`path` is under `/_matrix/client/v3`, or the `version`
+    /// given): the body of a 2xx answer, or `MatrixTestClientError` with the status and `errcode`.
     @discardableResult
     func call(_ method: String, _ path: String, query: [String: String] = [:], json: [String: Any]? = nil,
-              authorized: Bool = true, token: String? = nil, timeout: Duration = .seconds(30)) async throws -> [UInt8] {
+              authorized: Bool = true, token: String? = nil, timeout: Duration = .seconds(30), version: String = "v3") async throws -> [UInt8] {
         let what = "\(method) \(path)"
-        var target = "/_matrix/client/v3" + path
+        var target = "/_matrix/client/\(version)" + path
         if !query.isEmpty {
             target += "?" + query.sorted { $0.key < $1.key }.map { "\(Self.pathComponent($0.key))=\(Self.pathComponent($0.value))" }
                 .joined(separator: "&")
