@@ -133,7 +133,7 @@ public actor HistoryFetcher {
         }
         if page.skipped > 0, !skippedLogged {
             skippedLogged = true
-            log.info("history: \(page.skipped) event(s) of \(start.upstreamChat) are no messages (state, reactions, ...); such events are skipped quietly from now on")
+            log.info("history: \(page.skipped) event(s) of \(start.upstreamChat) are no messages or reactions (state and the like); such events are skipped quietly from now on")
         }
         let applied: AppliedBatch
         do {

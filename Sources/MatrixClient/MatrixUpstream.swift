@@ -197,6 +197,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         if let changed = sync.accountData?.events?.last(where: { $0.type == "m.push_rules" })?.pushRules {
             adopt(changed)
         }
+        // Direct chats, as the account's clients mark them: an unnamed one is named for the other person.
+        if let direct = sync.accountData?.events?.last(where: { $0.type == "m.direct" })?.direct {
+            state.withLock { $0.names.learnDirect(direct) }
+        }
         var messages: [UpstreamMessage] = []
         var historyStarts: [HistoryPosition] = []
         var readElsewhere: [Int64] = []
@@ -207,11 +211,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         for (roomID, room, joined) in rooms.sorted(by: { $0.0 < $1.0 }) {
             let chatID = MatrixIdentity.number(for: roomID)
             inChat[chatID] = joined
-            let name = state.withLock {
+            state.withLock {
                 $0.names.learn(roomID, from: room)
                 $0.members.learn(room.summary, of: roomID)
                 $0.rooms[chatID] = roomID
-                return $0.names.name(of: roomID)
             }
             // Read here or in another client: nothing in the room counts as unread for the account.
             if room.unreadNotifications?.notificationCount == 0 || !joined { readElsewhere.append(chatID) }
@@ -232,13 +235,13 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             messages += state.withLock { state in
                 for event in room.state?.events ?? [] { state.members.learn(event, in: roomID) }
                 // In timeline order: a display name changed before a message is the one it shows.
-                return events.compactMap { event -> UpstreamMessage? in
+                var translated = events.compactMap { event -> UpstreamMessage? in
                     if event.stateKey != nil { state.members.learn(event, in: roomID) }
-                    guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else {
+                    guard var message = UpstreamMessage(event, roomID: roomID, roomName: nil) else {
                         if event.type == "m.room.message" || event.type == "m.reaction", !state.toldOfUnreadable {
                             // Logged once: another client's broken events can come by the thousand.
                             state.toldOfUnreadable = true
-                            log.info("skipped an \(event.type) of \(roomID) that cannot be read (\(event.eventId ?? "no event id"): no text, or no reaction key and target); such events are skipped quietly from now on")
+                            log.info("skipped an \(event.type) of \(roomID) that cannot be read (\(event.eventId ?? "no event id"): no text, or no reaction key and target); such messages and reactions are skipped quietly from now on")
                         }
                         return nil
                     }
@@ -251,6 +254,11 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                     if state.members.isEncrypted(roomID) { message.chatEncrypted = true }
                     return message
                 }
+                // Named once the sync's members are in: an unnamed room by its people's display names.
+                let members = state.members
+                let name = state.names.name(of: roomID, members: members.others(in: roomID, besides: user)) { members.name(of: $0, in: roomID) }
+                for index in translated.indices { translated[index].chatName = name }
+                return translated
             }
         }
         let stream = String(MatrixIdentity.number(for: user))
@@ -371,7 +379,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             // given is the one known now.
             var members = state.members
             for event in page.state ?? [] { members.learn(event, in: roomID) }
-            let name = state.names.name(of: roomID)
+            let name = state.names.name(of: roomID, members: state.members.others(in: roomID, besides: user)) { members.name(of: $0, in: roomID) }
             let encrypted = state.members.isEncrypted(roomID) || chunk.contains { $0.type == "m.room.encryption" && $0.stateKey == "" }
             return chunk.compactMap { event -> UpstreamMessage? in
                 guard var message = UpstreamMessage(event, roomID: roomID, roomName: name) else { return nil }

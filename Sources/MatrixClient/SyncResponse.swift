@@ -12,15 +12,24 @@ struct SyncResponse: Decodable, Sendable {
         var events: [AccountDataEvent]?
     }
 
-    /// One piece of account data; only the push rules are read.
+    /// One piece of account data; the push rules and the direct chats (`m.direct`) are read.
     struct AccountDataEvent: Decodable, Sendable {
         var type: String
         var pushRules: PushRuleSet?
+        /// `m.direct`: each user's direct rooms with the account. A value that is no list of room
+        /// ids (a broken client's) reads as none for that user.
+        var direct: [String: [String]]?
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             type = (try? container.decode(String.self, forKey: .type)) ?? ""
             pushRules = type == "m.push_rules" ? (try? container.decode(GlobalPushRules.self, forKey: .content))?.global : nil
+            if type == "m.direct", let content = try? container.decode(JSONValue.self, forKey: .content), case .object(let users) = content {
+                direct = users.compactMapValues { rooms in
+                    guard case .array(let list) = rooms else { return nil }
+                    return list.compactMap { if case .string(let room) = $0 { room } else { nil } }
+                }
+            }
         }
 
         enum CodingKeys: String, CodingKey { case type, content }

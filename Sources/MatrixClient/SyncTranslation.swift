@@ -18,13 +18,19 @@ enum MatrixIdentity {
     }
 }
 
-/// The names of the rooms seen so far (CONTRACT section 8: a room's name, or its members when
-/// unnamed). Learnt from the state and timeline of each sync; a restart learns them again from
-/// the first sync that mentions the room, and the store keeps the last one given meanwhile.
+/// The names of the rooms seen so far, as Element names them (the spec's room display name): a
+/// room's name, else its canonical alias, else its members (the summary's heroes) by their display
+/// names, else, for a direct chat (`m.direct`), the other person. Learnt from the state and
+/// timeline of each sync; a restart learns them again from the first sync that mentions the room,
+/// and the store keeps the last one given meanwhile.
 struct RoomNames: Sendable {
     private var explicit: [String: String] = [:]
     private var aliases: [String: String] = [:]
     private var heroes: [String: [String]] = [:]
+    /// Members beside the account, by the summary's counts (joined and invited, less one).
+    private var others: [String: Int] = [:]
+    /// The other person of each direct chat, from the account's `m.direct`.
+    private var directPartners: [String: String] = [:]
 
     /// Takes in what a sync says of `roomID`: state events, timeline state events, the summary.
     mutating func learn(_ roomID: String, from room: SyncResponse.JoinedRoom) {
@@ -36,14 +42,38 @@ struct RoomNames: Sendable {
             }
         }
         if let members = room.summary?.heroes, !members.isEmpty { heroes[roomID] = members }
+        if let joined = room.summary?.joinedMemberCount {
+            others[roomID] = max(0, joined + (room.summary?.invitedMemberCount ?? 0) - 1)
+        }
     }
 
-    /// The room's name as known now; nil when nothing was learnt yet (the store keeps the last).
-    func name(of roomID: String) -> String? {
+    /// Takes in the account's `m.direct` (user id to their direct rooms): the whole of it, as it is now.
+    mutating func learnDirect(_ direct: [String: [String]]) {
+        directPartners = [:]
+        for (user, rooms) in direct.sorted(by: { $0.key < $1.key }) {
+            for room in rooms where directPartners[room] == nil { directPartners[room] = user }
+        }
+    }
+
+    /// The room's name as known now, the members named by `displayName` (as the room names them);
+    /// `members` are the account's companions in it, named when the sync gave no heroes (the
+    /// first five, as heroes are). nil when nothing was learnt yet (the store keeps the last).
+    func name(of roomID: String, members companions: [String] = [], displayName: (String) -> String = RoomNames.displayName) -> String? {
         if let name = explicit[roomID] { return name }
         if let alias = aliases[roomID] { return alias }
-        if let members = heroes[roomID] { return members.map(Self.displayName).joined(separator: ", ") }
+        if let members = heroes[roomID] ?? (companions.isEmpty ? nil : Array(companions.prefix(5))) {
+            let total = others[roomID] ?? max(members.count, companions.count)
+            return Self.listed(members.map(displayName), others: max(0, total - members.count))
+        }
+        if let partner = directPartners[roomID] { return displayName(partner) }
         return nil
+    }
+
+    /// "Bob", "Bob and Carol", "Bob, Carol and Dan", "Bob, Carol and 3 others", as Element says them.
+    static func listed(_ names: [String], others: Int) -> String {
+        let all = others > 0 ? names + ["\(others) other\(others == 1 ? "" : "s")"] : names
+        guard all.count > 1 else { return all.first ?? "" }
+        return all.dropLast().joined(separator: ", ") + " and " + all[all.count - 1]
     }
 
     /// `@alice:example.org` reads as `alice`.
@@ -61,6 +91,8 @@ struct RoomMembers: Sendable {
     /// Who is joined, by room, for the push rules' `room_member_count` where the sync's summary
     /// gave no count.
     private var joined: [String: Set<String>] = [:]
+    /// Who is invited, by room: with the joined, the people an unnamed room is named for.
+    private var invited: [String: Set<String>] = [:]
     /// The homeserver's own count of joined members, from the sync's summary, when given.
     private var joinedCounts: [String: Int] = [:]
     private var powerLevels: [String: PowerLevels] = [:]
@@ -71,6 +103,7 @@ struct RoomMembers: Sendable {
         case "m.room.member":
             guard let user = event.stateKey, !user.isEmpty else { return }
             if event.content?.membership == "join" { joined[roomID, default: []].insert(user) } else { joined[roomID]?.remove(user) }
+            if event.content?.membership == "invite" { invited[roomID, default: []].insert(user) } else { invited[roomID]?.remove(user) }
             let name = event.content?.displayname.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             if let name, !name.isEmpty, event.content?.membership != "leave" && event.content?.membership != "ban" {
                 displayNames[roomID, default: [:]][user] = name
@@ -92,6 +125,12 @@ struct RoomMembers: Sendable {
     }
 
     func isEncrypted(_ roomID: String) -> Bool { encrypted.contains(roomID) }
+
+    /// The room's joined and invited members other than `user`, by id: whom an unnamed room is
+    /// named for when the sync gave no heroes (Synapse gives a summary with lazy-loaded members only).
+    func others(in roomID: String, besides user: String) -> [String] {
+        joined[roomID, default: []].union(invited[roomID, default: []]).subtracting([user]).sorted()
+    }
 
     /// Takes in the summary's count of joined members, when a sync gives one.
     mutating func learn(_ summary: SyncResponse.Summary?, of roomID: String) {

@@ -226,6 +226,43 @@ struct DashboardOnSynapseTests {
         #expect(cached.count == 3, "the image, its thumbnail and the file: \(cached)")
     }
 
+    @Test func unnamedRoomsAreNamedAsElementNamesThemAndTheListIsInTheOrderOfLastActivity() async throws {
+        let world = try await World.make()
+        let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
+        let bobID = try #require(world.bob.session?.userId)
+        try await world.bob.setDisplayName("Bob Builder")
+        // A direct chat as Element starts one: no name, is_direct, and marked in the account's m.direct.
+        let created = try await world.bob.call("POST", "/createRoom", json: ["is_direct": true, "preset": "trusted_private_chat", "invite": [world.aliceID]])
+        let direct = try #require((try JSONSerialization.jsonObject(with: Data(created)) as? [String: Any])?["room_id"] as? String)
+        try await alice.join(direct)
+        try await alice.call("PUT", "/user/\(MatrixTestClient.pathComponent(world.aliceID))/account_data/m.direct", json: [bobID: [direct]])
+        // An unnamed group of three.
+        let carolID = try await world.server.registerUser("carol", password: "carol-password")
+        let carol = try await MatrixTestClient.signIn(world.server, user: carolID, password: "carol-password")
+        let group = try await world.bob.createRoom(invite: [world.aliceID, carolID])
+        try await alice.join(group)
+        try await carol.join(group)
+        _ = try await world.bob.send(direct, text: "just us")
+        _ = try await carol.send(group, text: "the three of us")
+        _ = try await world.bob.send(world.room, text: "and lunch")
+        let dashboard = try await world.dashboard()
+        func names() async throws -> [String] {
+            (try await dashboard.json("/api/chats?account=primary")["chats"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        }
+        _ = try await dashboard.state { ($0[path: "messages", "primary"] as? [Any])?.count == 3 }
+        let first = try await names()
+        #expect(first == ["Lunch", "Bob Builder and carol", "Bob Builder"], "named for the others, the latest active first: \(first)")
+        // Activity reorders the list, as in Element.
+        _ = try await world.bob.send(direct, text: "still there?")
+        var seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
+        for _ in 0..<30 where try await names().first != "Bob Builder" {
+            seq = try await dashboard.json("/api/poll?since=\(seq)&timeout=5&visible=1")["seq"] as? Int ?? seq
+        }
+        let after = try await names()
+        #expect(after == ["Bob Builder", "Lunch", "Bob Builder and carol"], "\(after)")
+        _ = await dashboard.stop()
+    }
+
     @Test func roomsLeftOrKickedFromStayAsArchivesUntilTheyAreRemovedOnRequest() async throws {
         let world = try await World.make()
         let alice = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: Self.alicePassword)
@@ -687,7 +724,7 @@ struct DashboardOnSynapseTests {
         let state = try await dashboard.json("/api/state")
         #expect(state[path: "connection", "state"] as? String == "live")
         let exit = await dashboard.stop()
-        #expect(exit.stderr.components(separatedBy: "such messages are skipped quietly from now on").count == 2,
+        #expect(exit.stderr.components(separatedBy: "such messages and reactions are skipped quietly from now on").count == 2,
                 "the unreadable ones are said once in the log, not once each")
     }
 

@@ -63,8 +63,10 @@ struct ReactionsOnSynapseTests {
         let path = "/api/chats/\(chat)/messages/\(id)/reactions/\(MatrixTestClient.pathComponent("👍"))?account=primary"
         let given = try await dashboard.send("PUT", path)
         #expect(given.status == 202)
+        // Asked again: the same entry while it waits, or nothing to do once it is there; never a second.
         let again = try await dashboard.send("PUT", path)
-        #expect(again.status == 202 && again.body["outboxId"] as? Int == given.body["outboxId"] as? Int, "the same wish is the same entry")
+        #expect(again.status == 204 || (again.status == 202 && again.body["outboxId"] as? Int == given.body["outboxId"] as? Int),
+                "the same wish is the same entry: \(again)")
         try await Self.drained(dashboard)
         let held = try await world.bob.reactions(world.room, on: lunch)
         #expect(held.filter { $0.key == "👍" }.map(\.sender).sorted() == [world.aliceID, try #require(world.bob.session?.userId)].sorted())

@@ -25,8 +25,36 @@ struct SyncTranslationTests {
         for (id, room) in response.rooms?.join ?? [:] { names.learn(id, from: room) }
         #expect(names.name(of: "!named:x") == "Lunch")
         #expect(names.name(of: "!alias:x") == "#team:x")
-        #expect(names.name(of: "!people:x") == "bob, carol")
+        #expect(names.name(of: "!people:x") == "bob and carol")
         #expect(names.name(of: "!nothing:x") == nil, "the store keeps the last name it was given")
+    }
+
+    @Test func anUnnamedRoomIsNamedForItsPeopleByTheirDisplayNamesAndADirectChatForTheOtherPerson() throws {
+        var names = RoomNames()
+        let response = try sync("""
+            {"next_batch": "s1", "account_data": {"events": [
+               {"type": "m.direct", "content": {"@dan:x": ["!dm:x"], "@eve:x": "not a list", "@fay:x": ["!gone:x", 7]}}]},
+             "rooms": {"join": {
+              "!big:x": {"summary": {"m.heroes": ["@bob:x", "@carol:x"], "m.joined_member_count": 6, "m.invited_member_count": 1}},
+              "!three:x": {"summary": {"m.heroes": ["@bob:x", "@carol:x"], "m.joined_member_count": 3}},
+              "!dm:x": {"summary": {"m.heroes": ["@dan:x"], "m.joined_member_count": 2}},
+              "!gone:x": {"summary": {"m.joined_member_count": 1}}
+            }}}
+            """)
+        for (id, room) in response.rooms?.join ?? [:] { names.learn(id, from: room) }
+        let direct = try #require(response.accountData?.events?.first?.direct)
+        #expect(direct == ["@dan:x": ["!dm:x"], "@fay:x": ["!gone:x"]], "what is no list of room ids reads as none")
+        names.learnDirect(direct)
+        let displayNames = ["@bob:x": "Bob Builder", "@carol:x": "Carol", "@dan:x": "Dan", "@fay:x": "Fay"]
+        let named = { (id: String) in names.name(of: id) { displayNames[$0] ?? $0 } }
+        #expect(named("!big:x") == "Bob Builder, Carol and 4 others")
+        #expect(named("!three:x") == "Bob Builder and Carol")
+        #expect(named("!dm:x") == "Dan")
+        #expect(named("!gone:x") == "Fay", "a direct chat the other person left is still theirs")
+        // No summary (Synapse gives one with lazy-loaded members only): named for the members known.
+        let people = (1...7).map { "@p\($0):x" }
+        #expect(names.name(of: "!plain:x", members: ["@bob:x", "@carol:x"]) { displayNames[$0] ?? $0 } == "Bob Builder and Carol")
+        #expect(names.name(of: "!crowd:x", members: people) == "p1, p2, p3, p4, p5 and 2 others", "five named, as heroes are")
     }
 
     @Test func onlyMessagesBecomeMessagesAndHostileFieldsReadAsAbsent() throws {

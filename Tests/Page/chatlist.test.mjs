@@ -17,3 +17,12 @@ test("a chat heard of for the first time is added; an event without chats leaves
   assert.equal(withChatsOfNewMessages(list, []), list);
   assert.equal(withChatsOfNewMessages(list, undefined), list);
 });
+
+test("the list is in the order of activity: a chat whose newest message is older does not rise", () => {
+  const at = (id, time) => ({ id, name: `Room ${id}`, unread: 0, messageCount: 1, lastMessageAt: `2026-12-06T08:00:0${time}.000Z` });
+  const list = [at(1, 5), at(2, 3)];
+  // Older history of chat 3 arrives: it takes its place below the newer ones.
+  assert.deepEqual(withChatsOfNewMessages(list, [at(3, 1)]).map((chat) => chat.id), [1, 2, 3]);
+  // A new message in chat 2 lifts it.
+  assert.deepEqual(withChatsOfNewMessages(list, [at(2, 9)]).map((chat) => chat.id), [2, 1]);
+});

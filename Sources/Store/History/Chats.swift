@@ -85,7 +85,6 @@ public enum UnreadCounting: Sendable, Equatable {
 }
 
 enum ChatQueries {
-    /// `account`'s chats, newest activity first.
     /// Of an encrypted chat `c`: its messages cannot be read here. Some are stored as unreadable,
     /// or none at all is (a room read through a decrypting proxy has readable ones).
     static let unreadable = """
@@ -94,15 +93,24 @@ enum ChatQueries {
         """
 
     static func chats(_ connection: SQLiteConnection, account: AccountRole) throws -> [ChatSummary] {
-        try connection.statement("SELECT \(summaryColumns) FROM chats c WHERE account = ?1 ORDER BY last_message_id DESC, chat_id")
-            .query([.integer(account.rawValue)], row: summary)
+        try connection.statement("""
+            SELECT \(summaryColumns) FROM chats c WHERE account = ?1
+            ORDER BY coalesce(last_message_at, '') DESC, last_message_id DESC, chat_id
+            """).query([.integer(account.rawValue)], row: summary)
+    }
+
+    /// The list's order, as Element's: the chat whose newest message was sent last first (a chat's
+    /// messages may be stored in another order than they were sent: a sync brings its rooms in
+    /// the order of their ids), then the newest stored.
+    static func isBefore(_ a: ChatSummary, _ b: ChatSummary) -> Bool {
+        (a.lastMessageAt ?? "", a.lastMessageId, -a.id) > (b.lastMessageAt ?? "", b.lastMessageId, -b.id)
     }
 
     /// The chats `ids` of `account` as they stand now (those that exist), in the list's order.
     static func chats(_ connection: SQLiteConnection, account: AccountRole, ids: Set<Int64>) throws -> [ChatSummary] {
         let one = try connection.statement("SELECT \(summaryColumns) FROM chats c WHERE account = ?1 AND chat_id = ?2")
         return try ids.flatMap { id in try one.query([.integer(account.rawValue), .integer(id)], row: summary) }
-            .sorted { ($0.lastMessageId, -$0.id) > ($1.lastMessageId, -$1.id) }
+            .sorted(by: isBefore)
     }
 
     /// `unreadable` is asked of encrypted chats only: its look into the chat's messages would
