@@ -202,9 +202,19 @@ function tell(account, fresh, { action, fresh: untold }, caughtUp, inView) {
       notified += told.length;
       new Notification(notified === 1 ? `New message from ${last.sender}` : `${notified} new messages`, { body: last.text, tag: "lp-messages" });
     } else {
-      keepForLater(told.length, last);
+      // The tab may have been shown while this was decided: then the person is here to be told.
+      keepForLater(told.length, last).then(() => {
+        if (document.visibilityState === "visible") tellKept();
+      });
     }
   }
+}
+
+/** Shows what was kept for later (tabs.js `takeKept`, taken once across tabs) as an away toast. */
+function tellKept() {
+  takeKept().then((kept) => {
+    if (kept) messagesToast(awayNotice(kept), kept.count, awayReturns);
+  });
 }
 
 document.addEventListener("visibilitychange", () => {
@@ -213,10 +223,7 @@ document.addEventListener("visibilitychange", () => {
   if (!visible) return;
   notified = 0;
   awayReturns += 1;
-  const returns = awayReturns;
-  takeKept().then((kept) => {
-    if (kept) messagesToast(awayNotice(kept), kept.count, returns);
-  });
+  tellKept();
 });
 
 // MARK: Rendering

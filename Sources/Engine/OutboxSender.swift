@@ -6,7 +6,7 @@ import Upstream
 /// What the sender needs of the local copy (`MessageStore` is it).
 public protocol OutboxStore: Sendable {
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
-                 createdAt: String) async throws(StoreError) -> OutboxAdmission
+                 createdAt: String, inThreadOf thread: Int64?) async throws(StoreError) -> OutboxAdmission
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry]
     func nextToSend(of account: AccountRole, limit: Int) async throws(StoreError) -> [(entry: OutboxEntry, upstreamChat: String?)]
     func setOutboxState(_ id: Int64, to state: OutboxState, refusal: SendRefusal?, endingATry: Bool) async throws(StoreError) -> OutboxEntry?
@@ -116,10 +116,10 @@ public actor OutboxSender {
 
     /// Writes `text` into the outbox of `chat` under the page's `requestKey` (the same key again
     /// is the first answer), with a new key for the upstream, and wakes the loop.
-    public func write(_ text: String, to chat: Int64, requestKey: String) async throws(StoreError) -> OutboxAdmission {
+    public func write(_ text: String, to chat: Int64, inThreadOf thread: Int64? = nil, requestKey: String) async throws(StoreError) -> OutboxAdmission {
         let now = environment.now()
         let admission = try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: SendKey.make(at: now, random: { random.next() }),
-                                                createdAt: Timestamp.string(now))
+                                                createdAt: Timestamp.string(now), inThreadOf: thread)
         if case .queued(let entry) = admission {
             emit(.outbox(entry, requestKey: requestKey))
             wake(.written)
@@ -300,7 +300,7 @@ public actor OutboxSender {
         var message = OutgoingMessage(userId: session.userId, chatId: entry.chatId, upstreamChat: upstreamChat, text: entry.text,
                                       key: entry.upstreamKey, writtenAt: entry.createdAt)
         switch entry.action {
-        case .message: break
+        case .message: message.threadRoot = entry.threadRoot
         case .react(let target): message.action = .react(to: target)
         case .unreact(_, let reaction):
             guard let reaction = await reactionToTakeBack(entry, known: reaction) else {

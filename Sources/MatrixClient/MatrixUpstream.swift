@@ -330,7 +330,14 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let relation: UpstreamMessage.Relation?
         switch message.action {
         case .message:
-            (target, content, relation) = ("\(room)/send/m.room.message/\(Self.encode(message.key))", ["msgtype": "m.text", "body": message.text], nil)
+            var fields: [String: Any] = ["msgtype": "m.text", "body": message.text]
+            if let root = message.threadRoot {
+                // A thread's reply (spec 11.37); the reply to the first message is the fallback
+                // for clients without threads.
+                fields["m.relates_to"] = ["rel_type": "m.thread", "event_id": root, "is_falling_back": true,
+                                          "m.in_reply_to": ["event_id": root]] as [String: Any]
+            }
+            (target, content, relation) = ("\(room)/send/m.room.message/\(Self.encode(message.key))", fields, nil)
         case .react(let eventID):
             // An annotation (spec 11.32): the key goes in the relation, and the event has no body.
             let annotation: [String: Any] = ["rel_type": "m.annotation", "event_id": eventID, "key": message.text]
@@ -344,6 +351,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         var stored = UpstreamMessage(id: 0, chatId: message.chatId, sender: user, text: message.text, sentAt: message.writtenAt,
                                      eventId: sent.eventId, relation: relation, sendKey: message.key)
         stored.byAccount = true
+        stored.threadRoot = message.threadRoot
         stored.senderName = state.withLock { $0.members.name(of: user, in: roomID) }
         stored.chatEncrypted = state.withLock { $0.members.isEncrypted(roomID) }
         return stored

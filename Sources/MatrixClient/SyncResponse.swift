@@ -192,6 +192,9 @@ struct RoomEvent: Decodable, Sendable {
             var relType: String?
             var eventId: String?
             var inReplyTo: String?
+            /// In a thread (`m.thread`), the `m.in_reply_to` is only there for clients without
+            /// threads (the thread's latest message), not a reply the person made.
+            var isFallingBack = false
             /// An annotation's key (a reaction's emoji or word).
             var key: String?
 
@@ -201,6 +204,7 @@ struct RoomEvent: Decodable, Sendable {
                 eventId = try? container.decodeIfPresent(String.self, forKey: .eventId)
                 inReplyTo = (try? container.decodeIfPresent(Reply.self, forKey: .inReplyTo))?.eventId
                 key = try? container.decodeIfPresent(String.self, forKey: .key)
+                isFallingBack = (try? container.decodeIfPresent(Bool.self, forKey: .isFallingBack)) == true
             }
 
             struct Reply: Decodable, Sendable {
@@ -216,6 +220,7 @@ struct RoomEvent: Decodable, Sendable {
                 case relType = "rel_type"
                 case eventId = "event_id"
                 case inReplyTo = "m.in_reply_to"
+                case isFallingBack = "is_falling_back"
             }
         }
 

@@ -202,10 +202,16 @@ extension UpstreamMessage {
                 return
             }
             guard let body = event.content?.body else { return nil }
-            let text = relation?.inReplyTo == nil ? body : ReplyFallback.removed(from: body)
+            // A thread's reply names its first message (spec 11.37); its `m.in_reply_to` is a
+            // fallback for clients without threads unless the person replied to one message.
+            // A thread under itself, or without a first message, is a message of the timeline.
+            let inThread = relation?.relType == "m.thread" ? relation?.eventId.flatMap { $0.isEmpty || $0 == eventID ? nil : $0 } : nil
+            let reply = inThread != nil && relation?.isFallingBack == true ? nil : relation?.inReplyTo
+            let text = reply == nil ? body : ReplyFallback.removed(from: body)
             self.init(id: 0, chatId: chatID, sender: sender, text: text, sentAt: sentAt, eventId: eventID, chatName: roomName,
                       sendKey: event.transactionId)
-            replyTo = relation?.inReplyTo
+            replyTo = reply
+            threadRoot = inThread
             let kind = Self.kind(ofMessageType: event.content?.msgtype)
             if kind != .text { self.kind = kind }
             if kind == .image || kind == .file, let content = event.content, content.url != nil || content.hasEncryptedFile {

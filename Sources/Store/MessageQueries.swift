@@ -7,11 +7,18 @@ enum MessageQueries {
         m.id, m.chat_id, m.sender, m.text, m.sent_at, m.received_at, c.name, m.edited_at, m.kind, m.sender_name, \
         m.media_name, m.media_type, m.media_size, m.media_source, m.reply_to_event IS NOT NULL, \
         CASE WHEN m.reply_to_event IS NULL THEN NULL ELSE \
-        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END, m.attention, m.event_id
+        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.reply_to_event) END, m.attention, m.event_id, \
+        CASE WHEN m.thread_root_event IS NULL THEN NULL ELSE \
+        (SELECT r.id FROM messages r WHERE r.account = m.account AND r.event_id = m.thread_root_event) END, \
+        CASE WHEN m.event_id IS NULL THEN 0 ELSE \
+        (SELECT count(*) FROM messages t WHERE t.account = m.account AND t.thread_root_event = m.event_id) END, \
+        CASE WHEN m.event_id IS NULL THEN NULL ELSE \
+        (SELECT max(t.sent_at) FROM messages t WHERE t.account = m.account AND t.thread_root_event = m.event_id) END
         """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
-    /// Newest first, ids below `before`; one chat's when `chat` is given. A statement each, so that
+    /// Newest first, ids below `before`; one chat's timeline when `chat` is given (without the
+    /// replies read in their thread, `ThreadQueries`). A statement each, so that
     /// SQLite picks the chat index for the one and the primary key for the other.
     static func page(_ connection: SQLiteConnection, account: AccountRole, chat: Int64? = nil, before: Int64?, limit: Int) throws -> MessagePage {
         let limit = max(1, limit)
@@ -20,7 +27,7 @@ enum MessageQueries {
             WHERE m.account = ?1 AND m.id < ?2 ORDER BY m.id DESC LIMIT ?3
             """ : """
             SELECT \(columns) FROM messages m \(joinChats)
-            WHERE m.account = ?1 AND m.chat_id = ?4 AND m.id < ?2 ORDER BY m.id DESC LIMIT ?3
+            WHERE m.account = ?1 AND m.chat_id = ?4 AND m.id < ?2 AND \(ThreadQueries.inTimeline) ORDER BY m.id DESC LIMIT ?3
             """)
         // One row more than asked tells whether an older page exists.
         var bindings: [SQLiteValue] = [.integer(account.rawValue), .integer(before ?? Int64.max), .integer(Int64(limit + 1))]
@@ -68,6 +75,8 @@ enum MessageQueries {
                       isReply: row.int64(at: 14) != 0, replyTo: row.isNull(at: 15) ? nil : row.int64(at: 15))
         message.attention = row.isNull(at: 16) ? nil : UpstreamMessage.Attention(rawValue: row.string(at: 16))
         message.eventId = row.isNull(at: 17) ? nil : row.string(at: 17)
+        message.threadId = row.isNull(at: 18) ? nil : row.int64(at: 18)
+        if row.int64(at: 19) > 0 { message.thread = ThreadSummary(replies: Int(row.int64(at: 19)), lastReplyAt: row.string(at: 20)) }
         return message
     }
 }

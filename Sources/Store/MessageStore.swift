@@ -177,6 +177,7 @@ public actor MessageStore {
                 let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
                 var related: [UpstreamMessage] = []
                 var insertedEvents: [String] = []
+                var threadRoots: [String] = []
                 var encryptedChats: Set<Int64> = []
                 var sent: [Int64] = []
                 for message in batch {
@@ -214,6 +215,7 @@ public actor MessageStore {
                         }
                         if let reply = message.replyTo { statement.bind(reply, at: 16) } else { statement.bindNull(at: 16) }
                         if let attention = message.attention { statement.bind(attention.rawValue, at: 17) } else { statement.bindNull(at: 17) }
+                        if let root = message.threadRoot { statement.bind(root, at: 18) } else { statement.bindNull(at: 18) }
                     }
                     try statement.step()
                     statement.reset(clearingBindings: false)
@@ -247,6 +249,10 @@ public actor MessageStore {
                     fresh[fresh.count - 1].outboxId = outboxID
                     fresh[fresh.count - 1].attention = message.attention
                     fresh[fresh.count - 1].eventId = message.eventId
+                    if let root = message.threadRoot {
+                        fresh[fresh.count - 1].threadId = try storedID(of: root, account: account)
+                        threadRoots.append(root)
+                    }
                     // What the person sent from here is never unread to them.
                     chats[message.chatId, default: ChatGrowth()].add(id: id, sentAt: message.sentAt,
                                                                      unread: message.sendKey == nil && unread.counts(id))
@@ -281,7 +287,7 @@ public actor MessageStore {
                 var outcome = AppliedBatch(fresh: fresh)
                 outcome.sent = sent
                 if !related.isEmpty || !insertedEvents.isEmpty {
-                    addedBytes += try relations.apply(related, inserted: insertedEvents, to: &outcome)
+                    addedBytes += try relations.apply(related, inserted: insertedEvents, threadRoots: threadRoots, to: &outcome)
                 }
                 // A batch of deletions and shorter edits frees space: it is never refused for space.
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {
@@ -424,6 +430,16 @@ public actor MessageStore {
     public func messages(of account: AccountRole, chat: Int64? = nil, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage {
         do {
             return try MessageQueries.page(connection, account: account, chat: chat, before: before, limit: limit)
+        } catch {
+            throw Self.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
+    /// The replies in the thread under the stored message `root`, newest first, ids below
+    /// `before`; nil when `root` is no stored message an upstream can thread under.
+    public func threadReplies(of account: AccountRole, root: Int64, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage? {
+        do {
+            return try ThreadQueries.replies(connection, account: account, root: root, before: before, limit: limit)
         } catch {
             throw Self.storeError(error, usage: nil, needed: 0)
         }

@@ -23,6 +23,16 @@ public actor StoreReader {
         }
     }
 
+    /// The replies in the thread under the stored message `root`, newest first, ids below
+    /// `before`; nil when `root` is no stored message an upstream can thread under.
+    public func threadReplies(of account: AccountRole, root: Int64, before: Int64? = nil, limit: Int = 50) throws(StoreError) -> MessagePage? {
+        do {
+            return try ThreadQueries.replies(connection, account: account, root: root, before: before, limit: limit)
+        } catch {
+            throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+
     /// The next slice of an export: `account`'s messages (one chat's, when given) with ids above
     /// `after`, oldest first.
     public func messages(of account: AccountRole, chat: Int64? = nil, after: Int64, limit: Int) throws(StoreError) -> [StoredMessage] {

@@ -26,6 +26,8 @@ public struct OutgoingMessage: Sendable, Equatable {
     public var writtenAt: String
     /// What it is: a message (`text`), or a reaction (`text` its key) given or taken back.
     public var action: Action = .message
+    /// For a message: the event id of the thread's first message it answers in (Matrix `m.thread`).
+    public var threadRoot: String?
 
     /// What goes upstream. A reaction is an upstream's with event ids (Matrix); this project's
     /// protocol takes messages only.

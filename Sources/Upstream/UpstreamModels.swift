@@ -67,6 +67,9 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     public var media: Media?
     /// The event id of the message this one replies to (Matrix `m.in_reply_to`).
     public var replyTo: String?
+    /// The event id of the thread's first message, when this one is a reply in a thread (Matrix
+    /// `m.thread`): it is read in the thread, not in the chat's timeline.
+    public var threadRoot: String?
     /// The longest reaction key kept or sent, in UTF-8 bytes: an emoji, or a few words (Element's
     /// keys are one emoji); a longer one is a broken or hostile client's.
     public static let maximumReactionKeyBytes = 256
@@ -143,7 +146,7 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, chatId, sender, text, sentAt, eventId, chatName, relation, senderName, kind, chatEncrypted, media, replyTo
+        case id, chatId, sender, text, sentAt, eventId, chatName, relation, senderName, kind, chatEncrypted, media, replyTo, threadRoot
     }
 
     /// The protocol's fields, and those of section 10 where they are given (a message of this
@@ -161,6 +164,7 @@ public struct UpstreamMessage: Sendable, Equatable, Codable {
         chatEncrypted = try container.decodeIfPresent(Bool.self, forKey: .chatEncrypted) ?? false
         media = try container.decodeIfPresent(Media.self, forKey: .media)
         replyTo = try container.decodeIfPresent(String.self, forKey: .replyTo)
+        threadRoot = try container.decodeIfPresent(String.self, forKey: .threadRoot)
     }
 }
 

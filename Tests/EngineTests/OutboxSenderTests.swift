@@ -136,8 +136,8 @@ private final class HeldRecording: OutboxStore {
     }
 
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
-                 createdAt: String) async throws(StoreError) -> OutboxAdmission {
-        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt)
+                 createdAt: String, inThreadOf thread: Int64?) async throws(StoreError) -> OutboxAdmission {
+        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt, inThreadOf: thread)
     }
 
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry] { try await store.outbox(of: account) }
@@ -217,8 +217,8 @@ private final class HeldLineRead: OutboxStore {
     }
 
     func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
-                 createdAt: String) async throws(StoreError) -> OutboxAdmission {
-        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt)
+                 createdAt: String, inThreadOf thread: Int64?) async throws(StoreError) -> OutboxAdmission {
+        try await store.enqueue(text, to: chat, of: account, requestKey: requestKey, upstreamKey: upstreamKey, createdAt: createdAt, inThreadOf: thread)
     }
 
     func outbox(of account: AccountRole) async throws(StoreError) -> [OutboxEntry] { try await store.outbox(of: account) }

@@ -137,6 +137,22 @@ struct SyncTranslationTests {
         #expect(messages.first?.sendKey == "txn-7", "one sent from here leaves its outbox entry when it comes")
     }
 
+    @Test func aThreadsReplyNamesItsFirstMessageAndItsFallbackIsNoReply() throws {
+        let messages = try translated("""
+            {"type": "m.room.message", "event_id": "$t1", "sender": "@bob:x", "content": {"msgtype": "m.text", "body": "in the thread",
+             "m.relates_to": {"rel_type": "m.thread", "event_id": "$root", "is_falling_back": true, "m.in_reply_to": {"event_id": "$latest"}}}},
+            {"type": "m.room.message", "event_id": "$t2", "sender": "@bob:x", "content": {"msgtype": "m.text", "body": "> <@ann:x> that one\\n\\nto that one",
+             "m.relates_to": {"rel_type": "m.thread", "event_id": "$root", "m.in_reply_to": {"event_id": "$ann"}}}},
+            {"type": "m.room.message", "event_id": "$t3", "sender": "@bob:x", "content": {"body": "under itself",
+             "m.relates_to": {"rel_type": "m.thread", "event_id": "$t3"}}},
+            {"type": "m.room.message", "event_id": "$t4", "sender": "@bob:x", "content": {"body": "no first message", "m.relates_to": {"rel_type": "m.thread"}}},
+            {"type": "m.room.message", "event_id": "$t5", "sender": "@bob:x", "content": {"body": "a number", "m.relates_to": {"rel_type": "m.thread", "event_id": 7}}}
+            """)
+        #expect(messages.map(\.threadRoot) == ["$root", "$root", nil, nil, nil], "a broken thread relation is a message of the timeline")
+        #expect(messages.map(\.replyTo) == [nil, "$ann", nil, nil, nil], "the fallback reply is for clients without threads")
+        #expect(messages.map(\.text) == ["in the thread", "to that one", "under itself", "no first message", "a number"])
+    }
+
     @Test func aReplyKeepsItsOwnWordsWithoutTheQuotedFallback() throws {
         let messages = try translated("""
             {"type": "m.room.message", "event_id": "$re", "sender": "@bob:x", "content": {"msgtype": "m.text",

@@ -96,8 +96,9 @@ extension MessagesEvent {
     /// A stored message as the page reads it: the protocol's fields (CONTRACT section 3), then
     /// those it has of section 10 (`chatName`, `editedAt`, `kind`, `senderName`, `media` with
     /// its URL on this dashboard, `replyTo`), `attention` where the account's own rules judged
-    /// it, its `reactions` where it can carry any (an upstream's event: perhaps none), and
-    /// `outboxId` for one written here.
+    /// it, its `reactions` where it can carry any (an upstream's event: perhaps none), its
+    /// `threadId` (a reply in a thread) or `thread` (a thread's first message), and `outboxId`
+    /// for one written here.
     static func write(_ message: StoredMessage, to json: inout JSONWriter) {
         json.raw("{")
         json.messageFields(id: message.id, chatId: message.chatId, sender: message.sender, text: message.text, sentAt: message.sentAt,
@@ -135,6 +136,17 @@ extension MessagesEvent {
             // A message that can carry reactions (an upstream's event) says so, with none too.
             json.raw(#","reactions":"#)
             reactions(message.reactions, to: &json)
+        }
+        if let threadId = message.threadId {
+            json.raw(#","threadId":"#)
+            json.number(threadId)
+        }
+        if let thread = message.thread {
+            json.raw(#","thread":{"replies":"#)
+            json.number(Int64(thread.replies))
+            json.raw(#","lastReplyAt":"#)
+            json.string(thread.lastReplyAt)
+            json.raw("}")
         }
         if let outboxId = message.outboxId {
             // Written here: the page puts it in place of its local echo.

@@ -7,8 +7,9 @@ import Store
 import Upstream
 
 /// Sending (CONTRACT section 11):
-/// - `POST /api/chats/{id}/messages?account=...` `{"text": s}` with an `Idempotency-Key`: 202
-///   `{"outboxId", "state": "queued"}`, the same answer again for the same key;
+/// - `POST /api/chats/{id}/messages?account=...` `{"text": s, "threadId"?: n}` with an
+///   `Idempotency-Key`: 202 `{"outboxId", "state": "queued"}`, the same answer again for the same
+///   key; with `threadId`, it answers in the thread of that stored message;
 /// - `GET /api/outbox`: what is not sent yet, oldest first, each failed one with its error;
 /// - `DELETE /api/outbox/{id}`: removes an unsent message (204); one being sent right now is 409.
 struct OutboxRoutes {
@@ -38,6 +39,8 @@ struct OutboxRoutes {
         var chat: Int64
         var requestKey: String
         var text: String
+        /// The stored message in whose thread it answers.
+        var thread: Int64?
 
         init(_ request: HTTPRequest, chat chatText: String) throws(Problem) {
             account = try QueryParameters(request).account()
@@ -48,10 +51,14 @@ struct OutboxRoutes {
                               detail: "Send an Idempotency-Key header: a new one for each message written, the same one when that request is retried.")
             }
             requestKey = key
-            struct Body: Decodable { var text: String }
-            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
-                throw Problem(status: .badRequest, detail: "The body must be {\"text\": \"<the message>\"}.")
+            struct Body: Decodable {
+                var text: String
+                var threadId: Int64?
             }
+            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+                throw Problem(status: .badRequest, detail: "The body must be {\"text\": \"<the message>\"}, with \"threadId\": <a message id> to answer in its thread.")
+            }
+            thread = body.threadId
             guard !body.text.allSatisfy({ $0.isWhitespace }) else {
                 throw Problem(status: .badRequest, detail: "The message is empty.")
             }
@@ -75,7 +82,7 @@ struct OutboxRoutes {
         }
         let admission: OutboxAdmission
         do {
-            admission = try await sender.write(written.text, to: written.chat, requestKey: written.requestKey)
+            admission = try await sender.write(written.text, to: written.chat, inThreadOf: written.thread, requestKey: written.requestKey)
         } catch {
             return Problem.storageError("The message cannot be kept for sending", writing: true).response
         }
@@ -89,6 +96,9 @@ struct OutboxRoutes {
                            detail: "This key was used for another message; make a new key for each message written.").response
         case .noSuchChat:
             return Problem(status: .notFound, detail: "The \(written.account) account has no chat \(written.chat).").response
+        case .noSuchThread:
+            return Problem(status: .notFound,
+                           detail: "Chat \(written.chat) has no stored message \(written.thread ?? 0) that a thread can be answered in.").response
         case .archived:
             return Problem(status: .conflict, detail: "The account is no longer in this chat, so nothing can be sent there.").response
         case .encrypted:
@@ -146,7 +156,8 @@ struct OutboxListBody: Encodable, Sendable {
 /// "chatId", "text", "state", "createdAt", "error", "action"}`, `error` the open
 /// `/problems/send-failed` error of a failed one (with its options), else null; `action` is
 /// `message`, or `react` / `unreact` for a reaction (`text` its key) given to or taken back from
-/// the message `messageId` (null when that one is no longer in the copy).
+/// the message `messageId` (null when that one is no longer in the copy); a message answering in
+/// a thread has `threadId`, the stored id of the thread's first message (null when gone).
 struct OutboxEntryBody: Encodable, Sendable {
     var outboxId: Int64
     var account: String
@@ -160,6 +171,8 @@ struct OutboxEntryBody: Encodable, Sendable {
     var action: String
     /// A reaction's message; absent for a message entry.
     var messageId: Int64??
+    /// A message's thread; absent for one in the chat's timeline.
+    var threadId: Int64??
 
     init(_ entry: OutboxEntry, error: UserFacingError? = nil, requestKey: String? = nil) {
         outboxId = entry.id
@@ -171,7 +184,9 @@ struct OutboxEntryBody: Encodable, Sendable {
         self.error = error.map { ErrorBody($0) }
         self.requestKey = requestKey
         switch entry.action {
-        case .message: (action, messageId) = ("message", nil)
+        case .message:
+            (action, messageId) = ("message", nil)
+            if entry.threadRoot != nil { threadId = .some(entry.targetMessageId) }
         case .react: (action, messageId) = ("react", .some(entry.targetMessageId))
         case .unreact: (action, messageId) = ("unreact", .some(entry.targetMessageId))
         }
@@ -182,7 +197,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         entries.map { entry in OutboxEntryBody(entry, error: openErrors.first { $0.causeKey == UnsentMessage.causeKey(of: entry.id) }) }
     }
 
-    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error, requestKey, action, messageId }
+    enum CodingKeys: String, CodingKey { case outboxId, account, chatId, text, state, createdAt, error, requestKey, action, messageId, threadId }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -196,6 +211,7 @@ struct OutboxEntryBody: Encodable, Sendable {
         try container.encodeIfPresent(requestKey, forKey: .requestKey)
         try container.encode(action, forKey: .action)
         if let messageId { try container.encode(messageId, forKey: .messageId) }
+        if let threadId { try container.encode(threadId, forKey: .threadId) }
     }
 
     /// The `outbox` event's data, the same object as `encode(to:)` writes: the fields by hand, as
@@ -216,6 +232,10 @@ struct OutboxEntryBody: Encodable, Sendable {
         if let messageId {
             json.raw(#","messageId":"#)
             if let id = messageId { json.number(id) } else { json.null() }
+        }
+        if let threadId {
+            json.raw(#","threadId":"#)
+            if let id = threadId { json.number(id) } else { json.null() }
         }
         json.raw("}")
         return json.bytes

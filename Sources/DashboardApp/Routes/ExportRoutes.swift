@@ -64,8 +64,9 @@ struct ExportRoutes {
         }
     }
 
-    /// `{"account","id","chatId","sender","text","sentAt","chatName"?,"receivedAt","reactions"?}` and
-    /// a newline (`reactions` as `/api/messages` gives them, for a message that has any).
+    /// `{"account","id","chatId","sender","text","sentAt","chatName"?,"receivedAt","threadId"?,"reactions"?}`
+    /// and a newline (`threadId` the stored id of the thread's first message, for a reply in a
+    /// thread; `reactions` as `/api/messages` gives them, for a message that has any).
     static func line(_ message: StoredMessage, into json: inout JSONWriter) {
         json.raw(#"{"account":"#)
         json.string(message.account.description)
@@ -74,6 +75,10 @@ struct ExportRoutes {
                            chatName: message.chatName)
         json.raw(#","receivedAt":"#)
         json.string(message.receivedAt)
+        if let threadId = message.threadId {
+            json.raw(#","threadId":"#)
+            json.number(threadId)
+        }
         if !message.reactions.isEmpty {
             json.raw(#","reactions":"#)
             MessagesEvent.reactions(message.reactions, to: &json)

@@ -12,6 +12,11 @@ struct LocalCopy: Sendable {
         return try await store.messages(of: account, chat: chat, before: before, limit: limit)
     }
 
+    func thread(of account: AccountRole, root: Int64, before: Int64?, limit: Int) async throws(StoreError) -> MessagePage? {
+        if let reader { return try await reader.threadReplies(of: account, root: root, before: before, limit: limit) }
+        return try await store.threadReplies(of: account, root: root, before: before, limit: limit)
+    }
+
     func slice(of account: AccountRole, chat: Int64?, after: Int64, limit: Int) async throws(StoreError) -> [StoredMessage] {
         if let reader { return try await reader.messages(of: account, chat: chat, after: after, limit: limit) }
         return try await store.messages(of: account, chat: chat, after: after, limit: limit)

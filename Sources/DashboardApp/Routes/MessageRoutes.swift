@@ -4,7 +4,8 @@ import Store
 import Upstream
 
 /// `GET /api/messages?account=...&chat=ID&before=...&limit=N`: stored messages for scroll-back,
-/// newest first, one chat's when `chat` is given (CONTRACT sections 5 and 9).
+/// newest first, one chat's timeline when `chat` is given (CONTRACT sections 5 and 9); with
+/// `thread=ID`, the replies in the thread under the stored message ID instead.
 struct MessageRoutes {
     let copy: LocalCopy
 
@@ -34,9 +35,23 @@ struct MessageRoutes {
             }
             before = value
         }
+        var thread: Int64?
+        if let text = request.queryValue("thread") {
+            guard let value = Int64(text) else {
+                return Problem(status: .badRequest, detail: "thread must be a message id.").response
+            }
+            thread = value
+        }
         let page: MessagePage
         do {
-            page = try await copy.page(of: account, chat: chat, before: before, limit: limit)
+            if let thread {
+                guard let replies = try await copy.thread(of: account, root: thread, before: before, limit: limit) else {
+                    return Problem(status: .notFound, detail: "No stored message \(thread) can have a thread.").response
+                }
+                page = replies
+            } else {
+                page = try await copy.page(of: account, chat: chat, before: before, limit: limit)
+            }
         } catch {
             return Problem.storageError("Messages cannot be read").response
         }
@@ -72,6 +87,16 @@ struct MessagePageBody: Codable, Sendable {
         /// One per key, in the order each was first given (none: `[]`); left out for a message
         /// that cannot carry reactions (this project's protocol has none).
         var reactions: [ReactionBody]?
+        /// For a reply in a thread: the stored id of the thread's first message (the reply is read
+        /// there, not in the chat's timeline); left out otherwise.
+        var threadId: Int64?
+        /// For a thread's first message: `{"replies", "lastReplyAt"}`; left out otherwise.
+        var thread: ThreadBody?
+
+        struct ThreadBody: Codable, Sendable {
+            var replies: Int
+            var lastReplyAt: String
+        }
 
         /// `{"key", "count", "mine", "senders"}`: `senders` the names of the first of those who
         /// gave it (up to 20; `count` says how many in all), `mine` whether the account is one.
@@ -116,7 +141,8 @@ struct MessagePageBody: Codable, Sendable {
                     sentAt: $0.sentAt, receivedAt: $0.receivedAt, chatName: $0.chatName, editedAt: $0.editedAt, kind: $0.kind.rawValue,
                     senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil,
                     attention: $0.attention?.rawValue,
-                    reactions: $0.eventId == nil ? nil : $0.reactions.map { Message.ReactionBody(key: $0.key, count: $0.count, mine: $0.mine, senders: $0.senders) })
+                    reactions: $0.eventId == nil ? nil : $0.reactions.map { Message.ReactionBody(key: $0.key, count: $0.count, mine: $0.mine, senders: $0.senders) },
+                    threadId: $0.threadId, thread: $0.thread.map { Message.ThreadBody(replies: $0.replies, lastReplyAt: $0.lastReplyAt) })
         }
     }
 

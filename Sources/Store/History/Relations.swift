@@ -9,7 +9,7 @@ struct RelationWork {
     let connection: SQLiteConnection
     let account: AccountRole
 
-    private var accountValue: SQLiteValue { .integer(account.rawValue) }
+    var accountValue: SQLiteValue { .integer(account.rawValue) }
 
     func anyRedactionKept() throws -> Bool {
         try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM redacted_events WHERE account = ?)", accountValue) == 1
@@ -22,10 +22,12 @@ struct RelationWork {
 
     /// Applies `related` in batch order, then the kept edits of the messages just `inserted`;
     /// records what changed in `outcome` and returns the change in stored bytes.
-    func apply(_ related: [UpstreamMessage], inserted: [String], to outcome: inout AppliedBatch) throws -> Int64 {
+    /// `threadRoots`: the first messages of the threads the inserted messages reply in.
+    func apply(_ related: [UpstreamMessage], inserted: [String], threadRoots: [String] = [], to outcome: inout AppliedBatch) throws -> Int64 {
         var bytes: Int64 = 0
         var targets: [String] = []
         var reacted: [String] = []
+        var threads = threadRoots
         for event in related {
             switch event.relation {
             case .annotates(let target)?:
@@ -34,6 +36,7 @@ struct RelationWork {
                     reacted.append(target)
                 }
             case .redacts(let target)?:
+                if let root = try threadRoot(of: target) { threads.append(root) }
                 if let reaction = try unreact(target) {
                     bytes -= reaction.bytes
                     reacted.append(reaction.target)
@@ -68,6 +71,14 @@ struct RelationWork {
         var shown = Set<String>()
         for target in reacted where shown.insert(target).inserted {
             try showReactions(of: target, outcome: &outcome)
+        }
+        // A thread's first message that came after its replies (history, newest first) counts them.
+        if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM messages WHERE account = ? AND thread_root_event IS NOT NULL)", accountValue) == 1 {
+            threads += inserted
+        }
+        var counted = Set<String>()
+        for root in threads where counted.insert(root).inserted {
+            try showThread(of: root, outcome: &outcome)
         }
         return bytes
     }

@@ -45,6 +45,11 @@ public struct StoredMessage: Sendable, Equatable, Codable {
     public var eventId: String?
     /// Its reactions, one per key, in the order each key was first given.
     public var reactions: [Reaction] = []
+    /// For a reply in a thread: the stored id of the thread's first message, nil when that one is
+    /// not in the copy (the reply is then read in the chat's timeline).
+    public var threadId: Int64?
+    /// For a thread's first message: its replies so far.
+    public var thread: ThreadSummary?
 
     public init(account: AccountRole, id: Int64, chatId: Int64, sender: String, text: String, sentAt: String, receivedAt: String,
                 chatName: String? = nil, editedAt: String? = nil, kind: UpstreamMessage.Kind = .text, senderName: String? = nil,
@@ -63,6 +68,17 @@ public struct StoredMessage: Sendable, Equatable, Codable {
         self.receivedAt = receivedAt
         self.chatName = chatName
         self.editedAt = editedAt
+    }
+}
+
+/// A thread as its first message shows it: "3 replies · last reply at …".
+public struct ThreadSummary: Sendable, Equatable, Codable {
+    public var replies: Int
+    public var lastReplyAt: String
+
+    public init(replies: Int, lastReplyAt: String) {
+        self.replies = replies
+        self.lastReplyAt = lastReplyAt
     }
 }
 

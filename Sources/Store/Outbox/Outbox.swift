@@ -20,8 +20,11 @@ public struct OutboxEntry: Sendable, Equatable {
     public var ownerUserId: Int64?
     /// What it does: a message, or a reaction (`text` its key) given or taken back.
     public var action: OutboxAction = .message
-    /// For a reaction: the stored id of the message it is on (nil when that one left the copy).
+    /// For a reaction: the stored id of the message it is on; for a message in a thread: of the
+    /// thread's first message (nil when that one left the copy).
     public var targetMessageId: Int64?
+    /// For a message: the event id of the thread's first message it answers in.
+    public var threadRoot: String?
 
     public init(id: Int64, account: AccountRole, chatId: Int64, text: String, state: OutboxState, createdAt: String, upstreamKey: String,
                 attempts: Int = 0, failure: SendRefusal? = nil, ownerUserId: Int64? = nil) {
@@ -80,6 +83,8 @@ public enum OutboxAdmission: Sendable, Equatable {
     /// The same request key came before with another text.
     case keyReused
     case noSuchChat
+    /// The message to answer in the thread of is not in that chat, or has no upstream id.
+    case noSuchThread
     /// The account is no longer in the chat (an archive): nothing can be sent there.
     case archived
     /// The chat is end-to-end encrypted, and this dashboard cannot encrypt: sending its text there
@@ -98,9 +103,10 @@ public enum OutboxRemoval: Sendable, Equatable {
 extension MessageStore {
     /// Writes `text` into the outbox for `chat`, under the page's `requestKey`, with the key it
     /// will carry upstream, before anything is sent. The same request key again is the first
-    /// answer; with another text, `keyReused`.
+    /// answer; with another text, `keyReused`. `thread`: the stored message whose thread it
+    /// answers in (a reply in a thread answers in that same thread).
     public func enqueue(_ text: String, to chat: Int64, of account: AccountRole, requestKey: String, upstreamKey: String,
-                        createdAt: String) throws(StoreError) -> OutboxAdmission {
+                        createdAt: String, inThreadOf thread: Int64? = nil) throws(StoreError) -> OutboxAdmission {
         let connection = connectionForReading
         let digest = OutboxDigest.of(text)
         do {
@@ -117,14 +123,29 @@ extension MessageStore {
                 guard let owner = try connection.scalarInt("SELECT user_id FROM accounts WHERE role = ?1", .integer(account.rawValue)) else {
                     return .noSuchChat
                 }
+                var root: (event: String, id: Int64)?
+                if let thread {
+                    // The thread's first message: this one, or the one it replies in, if stored.
+                    root = try connection.statement("""
+                        SELECT r.event_id, r.id FROM messages m JOIN messages r
+                          ON r.account = m.account AND r.event_id = coalesce(m.thread_root_event, m.event_id)
+                        WHERE m.account = ?1 AND m.id = ?2 AND m.chat_id = ?3
+                        """).query([.integer(account.rawValue), .integer(thread), .integer(chat)]) { ($0.string(at: 0), $0.int64(at: 1)) }.first
+                    guard root != nil else { return .noSuchThread }
+                }
+                // A message in a thread names the thread's first message as its target.
                 try connection.statement("""
-                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at, owner_user_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                    """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt), .integer(owner))
+                    INSERT INTO outbox (account, chat_id, text, upstream_key, created_at, owner_user_id, target_event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    """).run(.integer(account.rawValue), .integer(chat), .text(text), .text(upstreamKey), .text(createdAt), .integer(owner),
+                            root.map { .text($0.event) } ?? .null)
                 let id = connection.lastInsertRowID
                 try connection.statement("INSERT INTO outbox_requests (account, request_key, outbox_id, text_digest) VALUES (?1, ?2, ?3, ?4)")
                     .run(.integer(account.rawValue), .text(requestKey), .integer(id), .integer(digest))
-                return .queued(OutboxEntry(id: id, account: account, chatId: chat, text: text, state: .queued, createdAt: createdAt,
-                                           upstreamKey: upstreamKey, ownerUserId: owner))
+                var entry = OutboxEntry(id: id, account: account, chatId: chat, text: text, state: .queued, createdAt: createdAt,
+                                        upstreamKey: upstreamKey, ownerUserId: owner)
+                entry.threadRoot = root?.event
+                entry.targetMessageId = root?.id
+                return .queued(entry)
             }
         } catch {
             throw Self.storeError(error, usage: storageUsage(), needed: 0)
@@ -320,7 +341,8 @@ enum OutboxQueries {
                     ownerUserId: row.isNull(at: 10) ? nil : row.int64(at: 10))
         .with(action: action(row.string(at: 11), target: row.isNull(at: 12) ? nil : row.string(at: 12),
                              reaction: row.isNull(at: 14) ? nil : row.string(at: 14)),
-              targetMessageId: row.isNull(at: 13) ? nil : row.int64(at: 13))
+              targetMessageId: row.isNull(at: 13) ? nil : row.int64(at: 13),
+              threadRoot: row.string(at: 11) == "message" && !row.isNull(at: 12) ? row.string(at: 12) : nil)
     }
 
     /// The action of a row (a reaction's without a target reads as a message: none is written so).
@@ -340,10 +362,11 @@ enum OutboxQueries {
 }
 
 extension OutboxEntry {
-    func with(action: OutboxAction, targetMessageId: Int64?) -> OutboxEntry {
+    func with(action: OutboxAction, targetMessageId: Int64?, threadRoot: String?) -> OutboxEntry {
         var entry = self
         entry.action = action
         entry.targetMessageId = targetMessageId
+        entry.threadRoot = threadRoot
         return entry
     }
 }

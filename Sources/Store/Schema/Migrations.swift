@@ -284,6 +284,13 @@ enum Migrations {
         ALTER TABLE outbox ADD COLUMN action TEXT NOT NULL DEFAULT 'message' CHECK (action IN ('message', 'react', 'unreact'));
         ALTER TABLE outbox ADD COLUMN target_event_id TEXT;
         """,
+        // 24: a reply in a thread (a Matrix `m.thread`) keeps the event id of the thread's first
+        // message: it is read in its thread, and the first message counts its replies. An outbox
+        // message with a `target_event_id` answers in the thread under that message.
+        """
+        ALTER TABLE messages ADD COLUMN thread_root_event TEXT;
+        CREATE INDEX messages_in_thread ON messages (account, thread_root_event, id) WHERE thread_root_event IS NOT NULL;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

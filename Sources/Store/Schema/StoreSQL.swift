@@ -9,8 +9,8 @@ public enum StoreSQL {
     /// its kind, ?11 its sender's name, ?17 what the account's rules said of it.
     static let insertEventMessage = """
         INSERT OR IGNORE INTO messages (account, id, chat_id, sender, text, sent_at, received_at, size, event_id, kind, sender_name,
-                                        media_name, media_type, media_size, media_source, reply_to_event, attention)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                                        media_name, media_type, media_size, media_source, reply_to_event, attention, thread_root_event)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
         """
     /// The chat ?2 is end-to-end encrypted.
     static let markChatEncrypted = "UPDATE chats SET encrypted = 1 WHERE account = ?1 AND chat_id = ?2 AND encrypted = 0"

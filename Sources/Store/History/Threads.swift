@@ -1,0 +1,63 @@
+import SQLite
+import Upstream
+
+/// Threads (a Matrix `m.thread`): a reply in one keeps its first message's event id, whether
+/// that message is stored yet or not. A chat's timeline leaves out the replies whose first
+/// message is in the copy (they are read in their thread); a reply whose first message is not
+/// here yet stays in the timeline, so nothing stored is out of sight.
+enum ThreadQueries {
+    /// The SQL condition, on messages `m`, of a message read in the chat's timeline.
+    static let inTimeline = """
+        (m.thread_root_event IS NULL OR NOT EXISTS (SELECT 1 FROM messages t WHERE t.account = m.account AND t.event_id = m.thread_root_event))
+        """
+
+    /// The thread under the stored message `root`, newest first, ids below `before`; nil when
+    /// `root` is not a stored message with an event id.
+    static func replies(_ connection: SQLiteConnection, account: AccountRole, root: Int64, before: Int64?, limit: Int) throws -> MessagePage? {
+        guard let rootEvent = try connection.statement("SELECT event_id FROM messages WHERE account = ?1 AND id = ?2 AND event_id IS NOT NULL")
+            .query([.integer(account.rawValue), .integer(root)], row: { $0.string(at: 0) }).first else { return nil }
+        let limit = max(1, limit)
+        var rows = try connection.statement("""
+            SELECT \(MessageQueries.columns) FROM messages m LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id
+            WHERE m.account = ?1 AND m.thread_root_event = ?2 AND m.id < ?3 ORDER BY m.id DESC LIMIT ?4
+            """).query([.integer(account.rawValue), .text(rootEvent), .integer(before ?? Int64.max), .integer(Int64(limit + 1))]) {
+                MessageQueries.message($0, account: account)
+            }
+        let hasMore = rows.count > limit
+        if hasMore { rows.removeLast() }
+        try ReactionQueries.attach(to: &rows, connection, account: account)
+        return MessagePage(messages: rows, nextBefore: hasMore ? rows.last?.id : nil)
+    }
+}
+
+extension RelationWork {
+    /// The first message of the thread the stored message `eventID` replies in, if any.
+    func threadRoot(of eventID: String) throws -> String? {
+        try connection.statement("SELECT thread_root_event FROM messages WHERE account = ?1 AND event_id = ?2 AND thread_root_event IS NOT NULL")
+            .query([accountValue, .text(eventID)]) { $0.string(at: 0) }.first
+    }
+
+    /// The message `root` as its thread now stands (how many replies, the latest's time): in
+    /// this batch's fresh messages when it is one, else among the changed.
+    func showThread(of root: String, outcome: inout AppliedBatch) throws {
+        guard let id = try connection.scalarInt("SELECT id FROM messages WHERE account = ?1 AND event_id = ?2", accountValue, .text(root)) else { return }
+        let summary = try ThreadQueries.summary(connection, account: account, rootEvent: root)
+        if let index = outcome.fresh.firstIndex(where: { $0.id == id }) {
+            outcome.fresh[index].thread = summary
+        } else if let changed = try MessageQueries.one(connection, account: account, id: id) {
+            outcome.changed.removeAll { $0.id == id }
+            outcome.changed.append(changed)
+        }
+    }
+}
+
+extension ThreadQueries {
+    /// How many replies the thread under `rootEvent` has and when the latest came; nil: none.
+    static func summary(_ connection: SQLiteConnection, account: AccountRole, rootEvent: String) throws -> ThreadSummary? {
+        try connection.statement("""
+            SELECT count(*), max(sent_at) FROM messages WHERE account = ?1 AND thread_root_event = ?2
+            """).query([.integer(account.rawValue), .text(rootEvent)]) { row in
+                row.int64(at: 0) == 0 ? nil : ThreadSummary(replies: Int(row.int64(at: 0)), lastReplyAt: row.string(at: 1))
+            }.first ?? nil
+    }
+}
