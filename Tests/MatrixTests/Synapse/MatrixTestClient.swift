@@ -271,6 +271,30 @@ struct MatrixTestClient: Sendable {
         return answer.chunk.compactMap { event in event.content?.relation?.key.map { ($0, event.sender) } }
     }
 
+    /// A reply in the thread under `root`, as Element sends one (spec 11.37): `m.thread` with the
+    /// fallback reply to `latest` (the thread's newest event) for clients without threads.
+    func replyInThread(_ roomId: String, under root: String, latest: String, text: String) async throws -> String {
+        try await sendContent(roomId, ["msgtype": "m.text", "body": text,
+                                       "m.relates_to": ["rel_type": "m.thread", "event_id": root, "is_falling_back": true,
+                                                        "m.in_reply_to": ["event_id": latest]] as [String: Any]])
+    }
+
+    /// `GET /relations/{root}/m.thread`: the bodies of the thread's replies as the homeserver
+    /// holds them, newest first, with who sent each.
+    func threadReplies(_ roomId: String, under root: String) async throws -> [(body: String, sender: String)] {
+        struct Answer: Decodable {
+            struct Event: Decodable {
+                struct Content: Decodable { var body: String? }
+                var sender: String
+                var content: Content?
+            }
+            var chunk: [Event]
+        }
+        let path = "/rooms/\(Self.pathComponent(roomId))/relations/\(Self.pathComponent(root))/m.thread"
+        let answer: Answer = try await decode(call("GET", path, version: "v1"))
+        return answer.chunk.compactMap { event in event.content?.body.map { ($0, event.sender) } }
+    }
+
     /// `PUT /profile/{userId}/displayname`: the name the user's rooms show from now on.
     func setDisplayName(_ name: String) async throws {
         guard let user = session?.userId else { throw MatrixTestClientError.notSignedIn("set display name") }
