@@ -4,20 +4,19 @@
 // and writing in a chat: the message box, and the local echoes of what is not sent yet.
 
 import { getJSON, HttpError, post, reasonFor, remove, UnreadableAnswer } from "./api.js";
-import { confirmOption, failureText, optionButtons, refreshButtons } from "./errors.js";
+import { confirmOption } from "./errors.js";
 import { withProgress } from "./progress.js";
 import { dayHeading, formatWhen } from "./dates.js";
-import { editedMark, element, mentionMark, messageClass, messageText, oncePerFrame, replaceIfChanged, senderOf, setText, timeElement } from "./dom.js";
+import { editedMark, element, mentionMark, messageClass, messageText, oncePerFrame, senderOf, setText, timeElement } from "./dom.js";
 import { historyWords } from "./historywords.js";
 import { withChatsOfNewMessages } from "./chatlist.js";
-import {
-  composerRule, echoText, echoWords, emptyOutbox, keyAction, notSentCounts, outboxFrom, pendingIn, reactionEntries, sendableText, withAccepted,
-  withNotTaken, withOutboxEvent, withoutWriting, withRetrying, withSentMessages, withWriting,
-} from "./outbox.js";
-import { draftStore, notTakenNote, requestKeyFor, UNANSWERED_BEFORE_RELOAD, withEdited, withoutUnsent, withSent, withTyped } from "./drafts.js";
+import { composerRule, emptyOutbox, notSentCounts, outboxFrom, reactionEntries, withOutboxEvent, withSentMessages } from "./outbox.js";
+import { makeComposer } from "./composer.js";
 import { showReadFailure } from "./view.js";
 import { wireReactions } from "./chatreactions.js";
 import { reactionsRow } from "./reactionchips.js";
+import { inTimeline, threadSummaryWords } from "./threads.js";
+import { closeThread, openThread, threadMessagesHeard, threadMessageChanged, threadOutboxChanged, wireThreads } from "./threadview.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -42,8 +41,6 @@ let canSend = false;
 let errorOfEntry = () => null;
 /** What an echo's Try again and Delete do with their answers: the page's own (surfaces.js). */
 let echoHandlers = {};
-/** Each chat's message box and what was sent from it that the dashboard has not taken (drafts.js). */
-const drafts = draftStore(() => sessionStorage);
 
 /** `listener(count)` hears the unread count of the chats listed whenever it changes (the tab's title). */
 export function onUnreadChanged(listener) {
@@ -64,6 +61,15 @@ export function wireChats() {
   });
   renderExportLink();
   wireComposer();
+  wireThreads({
+    chat: () => (open && open.account === account ? chats.find((chat) => chat.id === open.chatId) : null),
+    outbox: sharedOutbox, canSend: () => canSend, errorOf: (id) => errorOfEntry(id), handlers: () => echoHandlers,
+  });
+  $("#chat-messages").addEventListener("click", (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button[data-thread]") : null;
+    const root = button && open ? open.messages.find((message) => message.id === Number(button.dataset.thread)) : null;
+    if (root) openThread(open.account, open.chatId, root, { opener: button });
+  });
   refreshChats();
 }
 
@@ -135,8 +141,10 @@ export function chatsHeard(messageAccount, messages, changedChats) {
       refreshTimer = setTimeout(refreshChats, REFRESH_MS);
     }
   }
+  threadMessagesHeard(messageAccount, messages);
   if (!open || open.account !== messageAccount || !open.atNewest) return;
-  const fresh = messages.filter((message) => message.chatId === open.chatId && !open.ids.has(message.id));
+  // A reply in a thread is read there; its first message's count comes as a change.
+  const fresh = messages.filter((message) => message.chatId === open.chatId && inTimeline(message) && !open.ids.has(message.id));
   if (fresh.length === 0) return;
   for (const message of fresh) open.ids.add(message.id);
   open.messages.push(...fresh);
@@ -162,6 +170,7 @@ export function chatMarkedRead(readAccount, chatId, unread = 0) {
 
 /** A stored message was edited: the open chat shows the new text. */
 export function chatMessageChanged(changedAccount, message) {
+  threadMessageChanged(changedAccount, message);
   if (!open || open.account !== changedAccount) return;
   const index = open.messages.findIndex((item) => item.id === message.id);
   if (index < 0) return;
@@ -314,8 +323,9 @@ function shortTime(iso) {
 // MARK: One chat
 
 /** Opens a chat: its newest messages, or, `at` a message (a search result), that one and the
- *  ones before it, with the way back to the newest below. */
-export async function openChat(chatAccount, chatId, { at = null, opener = null, name = null } = {}) {
+ *  ones before it, with the way back to the newest below; with `thread` (`{ root, at }`, a
+ *  search result in a thread), at the thread's first message with the thread open over it. */
+export async function openChat(chatAccount, chatId, { at = null, opener = null, name = null, thread = null } = {}) {
   const dialog = $("#chat-view");
   const known = chatAccount === account ? chats.find((chat) => chat.id === chatId) : null;
   open = {
@@ -346,6 +356,8 @@ export async function openChat(chatAccount, chatId, { at = null, opener = null, 
   // Read is what was shown: opened at a search result, only up to the newest message on screen.
   const newestShown = open?.messages.at(-1)?.id ?? null;
   if (known?.unread > 0 || !known) markRead(chatAccount, chatId, at == null ? null : newestShown);
+  const root = thread ? open?.messages.find((message) => message.id === thread.root) : null;
+  if (root) openThread(chatAccount, chatId, root, { at: thread.at, opener: found });
 }
 
 /** Loads a page of the open chat; `button` is the Try again clicked, which shows the progress. */
@@ -428,11 +440,23 @@ function renderMessages() {
       element("div", { className: "meta" }, [document.createTextNode(`${senderOf(message)} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
       messageText(message),
       ...reactionsRow(message, open.account, entries, { interactive: canReact }),
+      ...threadSummary(message),
     ]));
   }
   list.replaceChildren(...items);
   if (focused) list.querySelector(`[data-key="${CSS.escape(focused)}"]`)?.focus();
   renderControls();
+}
+
+/** A thread's first message: "2 replies · last reply 5 min ago", the way into the thread. */
+function threadSummary(message) {
+  const words = threadSummaryWords(message.thread);
+  if (!words) return [];
+  const last = timeElement(message.thread.lastReplyAt);
+  return [element("button", {
+    className: "thread-summary",
+    attributes: { type: "button", "data-thread": String(message.id), "aria-label": `Open the thread: ${words}, the last ${last.textContent}` },
+  }, [document.createTextNode(`${words} · last reply `), last])];
 }
 
 function renderControls() {
@@ -450,6 +474,7 @@ function renderControls() {
 function chatClosed() {
   const closed = open;
   open = null;
+  closeThread();
   if (!closed) return;
   // Back to where the person came from: the chat's row when the list was drawn again meanwhile.
   const opener = closed.opener?.isConnected ? closed.opener
@@ -470,20 +495,18 @@ async function markRead(chatAccount, chatId, through = null) {
 
 // MARK: Writing
 
+/** The chat view's message box and echoes (composer.js), and its reaction clicks. */
+let composer = null;
+
 function wireComposer() {
-  const box = $("#chat-text");
-  box.addEventListener("keydown", (event) => {
-    if (keyAction(event) !== "send") return;
-    event.preventDefault();
-    sendWritten();
-  });
-  // Kept until the dashboard has it: a reload (or a closed chat) does not lose what was typed.
-  box.addEventListener("input", () => {
-    if (open) changeDraft(open, (draft) => withTyped(draft, box.value));
-  });
-  $("#chat-composer").addEventListener("submit", (event) => {
-    event.preventDefault();
-    sendWritten();
+  composer = makeComposer({
+    form: $("#chat-composer"), box: $("#chat-text"), sendButton: $("#chat-send"), note: $("#chat-composer-note"), echoes: $("#chat-outbox"),
+    place: () => (open ? { account: open.account, chatId: open.chatId, threadId: null } : null),
+    outbox: sharedOutbox, canSend: () => canSend, errorOf: (id) => errorOfEntry(id), handlers: () => echoHandlers,
+    written: () => {
+      const scroller = $("#chat-scroll");
+      scroller.scrollTop = scroller.scrollHeight;
+    },
   });
   wireReactions({
     list: $("#chat-messages"),
@@ -492,148 +515,17 @@ function wireComposer() {
     accepted: (entry) => { outbox = withOutboxEvent(outbox, entry); },
     redraw: () => { if (open) renderMessages(); },
   });
-  $("#chat-outbox").addEventListener("click", (event) => {
-    const button = event.target.closest("button[data-writing]");
-    if (button && open) actOnNotTaken(open, button.dataset.requestKey, button.dataset.writing);
-  });
 }
 
-/** The message box of the open chat: on, or off with the reason beside it; its draft back. */
+/** The outbox every place to write shares (the chat view's, a thread's). */
+const sharedOutbox = { get: () => outbox, set: (next) => { outbox = next; } };
+
 function renderComposer(chat) {
-  const rule = composerRule(chat, { canSend });
-  const box = $("#chat-text");
-  box.disabled = !rule.enabled;
-  $("#chat-send").disabled = !rule.enabled;
-  setText($("#chat-composer-note"), rule.reason);
-  if (!open) return;
-  if (box.dataset.chat !== `${open.account}/${open.chatId}`) {
-    box.dataset.chat = `${open.account}/${open.chatId}`;
-    const draft = drafts.read(open.account, open.chatId);
-    box.value = draft.text;
-    // Sent from an earlier page that never heard the answer: shown as not taken, to try again.
-    for (const item of draft.unsent) {
-      outbox = withWriting(outbox, { ...item, account: open.account, chatId: open.chatId, notTaken: UNANSWERED_BEFORE_RELOAD });
-    }
-    if (draft.unsent.length > 0) renderOutbox();
-  }
+  composer?.render(chat);
 }
 
-function changeDraft(chat, change) {
-  drafts.write(chat.account, chat.chatId, change(drafts.read(chat.account, chat.chatId)));
-}
-
-/** Sends what is in the box: into the outbox, under a request key kept with the draft, so that a
- *  request whose answer was lost (or a reload) sends the same key again and it is kept once. */
-function sendWritten() {
-  if (!open) return;
-  const chat = open;
-  const box = $("#chat-text");
-  const text = sendableText(box.value);
-  if (text == null || box.disabled) return;
-  const written = { requestKey: requestKeyFor(drafts.read(chat.account, chat.chatId), text, () => crypto.randomUUID()), text, createdAt: new Date().toISOString() };
-  // The box is free at once for the next message, and the echo shows at once (no spinner to
-  // wait for: the echo is the progress); the draft keeps the message until the dashboard has it.
-  changeDraft(chat, (draft) => withSent(draft, written));
-  box.value = "";
-  outbox = withWriting(outbox, { ...written, account: chat.account, chatId: chat.chatId });
-  renderOutbox();
-  const scroller = $("#chat-scroll");
-  scroller.scrollTop = scroller.scrollHeight;
-  postWritten(chat, written);
-}
-
-/** Asks the dashboard to take one written message. Not taken (no answer, or a refusal), it stays
- *  as an echo that says why, with Try again, Edit and Delete: the box is left as it is, since the
- *  person may be typing the next message in it. */
-async function postWritten(chat, { requestKey, text }) {
-  const note = $("#chat-composer-note");
-  const notTaken = (reason) => {
-    outbox = withNotTaken(outbox, requestKey, reason);
-    renderOutbox();
-    if (open === chat) setText(note, notTakenNote(reason));
-  };
-  let answer;
-  try {
-    answer = await post(`/api/chats/${encodeURIComponent(chat.chatId)}/messages?account=${chat.account}`, { text }, { idempotencyKey: requestKey });
-  } catch (failure) {
-    notTaken(reasonFor(failure));
-    return;
-  }
-  if (answer.status !== 202) {
-    notTaken(answer.body?.detail ?? `The dashboard answered ${answer.status}.`);
-    return;
-  }
-  changeDraft(chat, (draft) => withoutUnsent(draft, requestKey));
-  outbox = withAccepted(outbox, { requestKey, account: chat.account, chatId: chat.chatId, text, outboxId: answer.body.outboxId, createdAt: new Date().toISOString() });
-  if (open === chat && note.textContent.startsWith("Not sent:")) setText(note, "");
-  renderOutbox();
-}
-
-/** Try again, Edit or Delete on a message the dashboard did not take. */
-function actOnNotTaken(chat, requestKey, action) {
-  const item = outbox.writing.find((writing) => writing.requestKey === requestKey);
-  if (!item || !item.notTaken) return;
-  setText($("#chat-composer-note"), "");
-  if (action === "retry") {
-    outbox = withRetrying(outbox, requestKey);
-    renderOutbox();
-    postWritten(chat, item);
-    return;
-  }
-  outbox = withoutWriting(outbox, requestKey);
-  if (action === "edit") {
-    changeDraft(chat, (draft) => withEdited(withTyped(draft, $("#chat-text").value), requestKey));
-    const box = $("#chat-text");
-    box.value = drafts.read(chat.account, chat.chatId).text;
-    box.focus();
-  } else {
-    changeDraft(chat, (draft) => withoutUnsent(draft, requestKey));
-  }
-  renderOutbox();
-}
-
-/** The open chat's local echoes, below its stored messages: "Sending…", or "Not sent" with the
- *  reason and the error's own Try again and Delete. */
+/** The open chat's local echoes, below its stored messages, and an open thread's. */
 export function renderOutbox() {
-  const list = $("#chat-outbox");
-  const entries = open ? pendingIn(outbox, open.account, open.chatId) : [];
-  const shown = entries.map((entry) => ({ entry, error: entry.state === "failed" ? errorOfEntry(entry.outboxId) ?? entry.error : null }));
-  // Drawn again only when what it says changed, so a button is never swapped under a click.
-  const signature = JSON.stringify(shown.map(({ entry, error }) => [entry.outboxId ?? entry.requestKey, entry.state, entry.text, entry.reason, error?.id, error?.detail,
-    error?.lastAttempt?.at, error?.lastAttempt?.tries, error?.lastAttempt?.reason]));
-  replaceIfChanged(list, shown.map(({ entry, error }) => echo(entry, error)), signature);
-  refreshButtons();
-}
-
-/** A message the dashboard did not take is the page's own to send again, edit or delete. */
-function notTakenButtons(entry) {
-  return [["retry", "Try again"], ["edit", "Edit"], ["delete", "Delete"]].map(([action, label]) => element("button", {
-    text: label,
-    attributes: { type: "button", "data-writing": action, "data-request-key": entry.requestKey },
-  }));
-}
-
-/** One local echo: "You · Sending…", or "Not sent" with the reason, the last try and the options. */
-function echo(entry, error) {
-  const words = echoWords({ ...entry, error });
-  const failed = entry.state === "failed" || entry.state === "not-taken";
-  const children = [
-    element("div", { className: "meta" }, [document.createTextNode("You · "), element("span", { className: "mark", text: words.mark })]),
-    element("div", { className: "text", text: echoText(entry) }),
-  ];
-  if (failed) {
-    children.push(element("p", { className: "reason", text: words.reason }));
-    const tried = error ? failureText(error) : "";
-    if (tried) children.push(element("p", { className: "attempt-note", text: tried }));
-    if (error) children.push(element("div", { className: "echo-actions" }, optionButtons(error, echoHandlers)));
-    if (entry.state === "not-taken") children.push(element("div", { className: "echo-actions" }, notTakenButtons(entry)));
-  }
-  return element("li", {
-    className: `message pending${failed ? " not-sent" : ""}`,
-    attributes: {
-      ...(entry.outboxId == null ? {} : { "data-outbox-id": String(entry.outboxId) }),
-      "data-key": entry.outboxId == null ? `writing/${entry.requestKey}` : `echo/${entry.outboxId}`,
-      "aria-label": `You: ${echoText(entry)}. ${words.mark}`,
-    },
-  }, children);
+  composer?.renderEchoes();
+  threadOutboxChanged();
 }

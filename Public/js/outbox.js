@@ -43,9 +43,9 @@ export function withSentMessages(outbox, messages) {
 
 /** A message sent from this page, before the dashboard answers: its echo shows at once. With
  *  `notTaken`, one an earlier page sent and never heard back about (read from its draft). */
-export function withWriting(outbox, { requestKey, account, chatId, text, createdAt, notTaken = null }) {
+export function withWriting(outbox, { requestKey, account, chatId, threadId = null, text, createdAt, notTaken = null }) {
   if (outbox.writing.some((item) => item.requestKey === requestKey)) return outbox;
-  return { ...outbox, writing: [...outbox.writing, { requestKey, account, chatId, text, createdAt, notTaken }] };
+  return { ...outbox, writing: [...outbox.writing, { requestKey, account, chatId, threadId, text, createdAt, notTaken }] };
 }
 
 /** The dashboard did not take it (no answer, or a refusal): its echo stays, saying why, until the
@@ -66,21 +66,22 @@ export function withoutWriting(outbox, requestKey) {
 
 /** The answer to a message written here (202): its entry in place of its echo, unless its event
  *  came first; an answer that comes after the entry was sent or deleted brings nothing back. */
-export function withAccepted(outbox, { requestKey, outboxId, account, chatId, text, createdAt }) {
+export function withAccepted(outbox, { requestKey, outboxId, account, chatId, threadId = null, text, createdAt }) {
   const writing = outbox.writing.filter((item) => item.requestKey !== requestKey);
   if (outbox.left.includes(outboxId) || outbox.entries.some((entry) => entry.outboxId === outboxId)) {
     return writing.length === outbox.writing.length ? outbox : { ...outbox, writing };
   }
-  const entry = { outboxId, account, chatId, text, state: "queued", createdAt, error: null };
+  const entry = { outboxId, account, chatId, text, state: "queued", createdAt, error: null, ...(threadId == null ? {} : { threadId }) };
   return { entries: [...outbox.entries, entry].sort(byId), left: outbox.left, writing };
 }
 
-/** The local echoes of one chat, oldest first, shown below its stored messages: its entries, then
- *  what this page sent that the dashboard has not taken (`requestKey`, no `outboxId`): waiting for
- *  the answer (`queued`), or `not-taken` with the reason. A reaction on its way shows on its
- *  message (reactions.js), not here; one refused is here, with its Try again and Delete. */
-export function pendingIn(outbox, account, chatId) {
-  const inChat = (item) => item.account === account && item.chatId === chatId;
+/** The local echoes of one chat's timeline (or, with `threadId`, of one thread in it), oldest
+ *  first, shown below its stored messages: its entries, then what this page sent that the
+ *  dashboard has not taken (`requestKey`, no `outboxId`): waiting for the answer (`queued`), or
+ *  `not-taken` with the reason. A reaction on its way shows on its message (reactions.js), not
+ *  here; one refused is here, with its Try again and Delete. */
+export function pendingIn(outbox, account, chatId, threadId = null) {
+  const inChat = (item) => item.account === account && item.chatId === chatId && (item.threadId ?? null) === threadId;
   const echoed = (entry) => !isReactionEntry(entry) || entry.state === "failed";
   const writing = outbox.writing.filter(inChat).map(({ notTaken, ...item }) => ({ ...item, state: notTaken ? "not-taken" : "queued", reason: notTaken, error: null }));
   return [...outbox.entries.filter((entry) => inChat(entry) && echoed(entry)), ...writing];

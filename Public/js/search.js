@@ -9,6 +9,7 @@ import { formatWhen } from "./dates.js";
 import { element } from "./dom.js";
 import { answered, idleLine, typed } from "./searchline.js";
 import { countWords, rankingNote } from "./searchwords.js";
+import { placeOf } from "./threads.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -107,6 +108,8 @@ function resultItem({ message, snippet }, account) {
     element("span", { className: "meta", text: `${message.senderName || message.sender} · ${chat} · ${when}` }),
     text,
   ]);
-  open.addEventListener("click", () => openChat(account, message.chatId, { at: message.id, opener: open, name: chat }));
+  // A reply in a thread opens in its thread, over the chat at the thread's first message.
+  const place = placeOf(message);
+  open.addEventListener("click", () => openChat(account, message.chatId, { at: place.chatAt, opener: open, name: chat, thread: place.thread }));
   return element("li", { className: "search-result" }, [open]);
 }

@@ -15,6 +15,7 @@ import tempfile
 from browser_support import (Dashboard, assert_accessible, click, click_selector, enabled, find, run_suite, shot, status_text, text_of,
                              texts, visible, wait)
 from synapse_support import Synapse
+from selenium.webdriver.common.keys import Keys
 
 DASHBOARD, SYNAPSE_PYTHON, SHOTS = sys.argv[1], sys.argv[2], sys.argv[3]
 ALICE_PASSWORD = "alice correct horse"
@@ -335,6 +336,54 @@ def test_reactions_show_as_chips_and_a_click_gives_or_takes_back_the_persons_own
     shot(driver, SHOTS, "matrix-reactions")
     click_selector(driver, f"{echo} button[data-option='discard']")
     wait(driver, lambda: not visible(driver, echo), message="deleted")
+
+
+def test_a_thread_is_read_and_answered_in_its_own_view_and_search_opens_a_reply_there(context):
+    driver, synapse = context.driver, context.synapse
+    bob, room = room_with(synapse, "ines", "Weekend")
+    root = synapse.send(bob, room, "hike on Saturday?")
+    synapse.reply_in_thread(bob, room, root, "the ridge trail, 9 am")
+    synapse.send(bob, room, "in the room itself")
+    dashboard = dashboard_of(context, "ines")
+    driver.get(dashboard.url)
+    wait(driver, lambda: status_text(driver).startswith("Live"), seconds=20, message="live")
+    wait(driver, lambda: "in the room itself" in texts(driver, "primary"), seconds=20, message="the history")
+    row = driver.execute_script("return [...document.querySelectorAll('#chats [data-chat]')].find(b => b.textContent.includes('Weekend'))")
+    click(driver, row)
+    timeline = lambda: driver.execute_script("return [...document.querySelectorAll('#chat-messages li.message .text')].map(t => t.textContent)")
+    wait(driver, lambda: timeline() == ["hike on Saturday?", "in the room itself"], message=lambda: f"the timeline without the reply: {timeline()}")
+    summary = "#chat-messages button.thread-summary"
+    assert text_of(driver, summary).startswith("1 reply · last reply"), text_of(driver, summary)
+    replies = lambda: driver.execute_script("return [...document.querySelectorAll('#thread-messages li.message .text')].map(t => t.textContent)")
+    for round_number in (1, 2):
+        click_selector(driver, summary)
+        wait(driver, lambda: visible(driver, "#thread-view"), message="the thread opens")
+        assert text_of(driver, "#thread-root .text") == "hike on Saturday?"
+        wait(driver, lambda: replies()[:1] == ["the ridge trail, 9 am"], message=lambda: f"round {round_number}: the replies: {replies()}")
+        # Answered here: shown at once, then in the homeserver's thread for every client.
+        find(driver, "#thread-text").send_keys(f"I'm in ({round_number})", Keys.ENTER)
+        wait(driver, lambda: f"I'm in ({round_number})" in replies(), seconds=20, message=lambda: f"round {round_number}: stored in the thread: {replies()}")
+        wait(driver, lambda: (f"I'm in ({round_number})", "@ines:localhost") in synapse.thread_replies(bob, room, root), seconds=15, message="in the room's thread")
+        assert timeline() == ["hike on Saturday?", "in the room itself"], f"never in the timeline: {timeline()}"
+        wait(driver, lambda: text_of(driver, summary).startswith(f"{1 + round_number} replies"), message=lambda: f"counted: {text_of(driver, summary)}")
+        click_selector(driver, "#thread-close")
+        wait(driver, lambda: not visible(driver, "#thread-view"), message="closed")
+        assert driver.execute_script("return document.activeElement.matches('button.thread-summary')"), "back where the person was"
+    # Live from another client, into the open thread.
+    click_selector(driver, summary)
+    synapse.reply_in_thread(bob, room, root, "bring water")
+    wait(driver, lambda: replies()[-1:] == ["bring water"], seconds=20, message=lambda: f"the live reply: {replies()}")
+    assert_accessible(driver)
+    shot(driver, SHOTS, "matrix-thread")
+    click_selector(driver, "#thread-close")
+    click_selector(driver, "#chat-close")
+    # Search finds a reply and opens it in its thread.
+    find(driver, "#search-field").send_keys("ridge")
+    wait(driver, lambda: visible(driver, "#search-results button.search-open"), seconds=15, message="the reply is found")
+    click_selector(driver, "#search-results button.search-open")
+    wait(driver, lambda: visible(driver, "#thread-view"), message="the result opens its thread")
+    wait(driver, lambda: driver.execute_script("return document.activeElement.closest('#thread-messages li.message')?.textContent ?? ''").find("ridge trail") >= 0,
+         message="the reply found has the focus")
 
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")

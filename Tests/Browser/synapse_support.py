@@ -143,6 +143,17 @@ rc_joins:
         path = f"/_matrix/client/v1/rooms/{urllib.parse.quote(room)}/relations/{urllib.parse.quote(event_id)}/m.annotation"
         return sorted((event["content"]["m.relates_to"]["key"], event["sender"]) for event in self.call("GET", path, token=token)["chunk"])
 
+    def reply_in_thread(self, token, room, root, text):
+        """A reply in the thread under `root`, as Element sends one (m.thread with its fallback reply)."""
+        path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/{secrets.token_hex(8)}"
+        relation = {"rel_type": "m.thread", "event_id": root, "is_falling_back": True, "m.in_reply_to": {"event_id": root}}
+        return self.call("PUT", path, {"msgtype": "m.text", "body": text, "m.relates_to": relation}, token=token)["event_id"]
+
+    def thread_replies(self, token, room, root):
+        """The (body, sender) pairs of the thread under `root` as the homeserver holds it, newest first."""
+        path = f"/_matrix/client/v1/rooms/{urllib.parse.quote(room)}/relations/{urllib.parse.quote(root)}/m.thread"
+        return [(event["content"].get("body"), event["sender"]) for event in self.call("GET", path, token=token)["chunk"]]
+
     def join(self, token, room):
         self.call("POST", f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/join", {}, token=token)
 
