@@ -90,7 +90,7 @@ async function loadReplies({ older = false, clicked = false } = {}) {
   if (thread !== shown) return;
   shown.loading = false;
   $("#thread-error").replaceChildren();
-  shown.replies = withThreadReplies(shown.replies, shown.root.id, page.messages.map((message) => ({ ...message, threadId: shown.root.id })));
+  shown.replies = withThreadReplies(shown.replies, shown.root.id, page.messages);
   shown.nextBefore = page.nextBefore;
   render();
   // The replies read so far stay where they were; older ones appear above them.

@@ -23,18 +23,8 @@ struct ReactionsOnSynapseTests {
         return page.first { $0["text"] as? String == text }
     }
 
-    /// Follows the feed until `holds` says yes of what the copy shows (or 60 polls went by).
-    private static func until(_ dashboard: RunningDashboard, _ what: String, _ holds: () async throws -> Bool) async throws {
-        var seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
-        for _ in 0..<60 {
-            if try await holds() { return }
-            seq = try await dashboard.json("/api/poll?since=\(seq)&timeout=2&visible=1")["seq"] as? Int ?? seq
-        }
-        Issue.record("never: \(what)")
-    }
-
     private static func drained(_ dashboard: RunningDashboard) async throws {
-        try await until(dashboard, "the outbox is empty") {
+        try await dashboard.until("the outbox is empty") {
             (try await dashboard.json("/api/outbox")["outbox"] as? [[String: Any]] ?? []).isEmpty
         }
     }
@@ -48,14 +38,14 @@ struct ReactionsOnSynapseTests {
         let phone = try await MatrixTestClient.signIn(world.server, user: world.aliceID, password: DashboardOnSynapseTests.alicePassword)
         _ = try await phone.react(world.room, to: lunch, "🎉")
         let dashboard = try await world.dashboard()
-        try await Self.until(dashboard, "the history's reactions") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 1", "🎉 1 mine"] }
+        try await dashboard.until("the history's reactions") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 1", "🎉 1 mine"] }
         let first = try #require(try await Self.message(dashboard, "lunch?"))
         let senders = (first["reactions"] as? [[String: Any]])?.first?["senders"] as? [String]
         #expect(senders == ["Bob"], "who reacted, by the name the room gives them")
 
         // Live, from another client.
         let wow = try await world.bob.react(world.room, to: lunch, "😮")
-        try await Self.until(dashboard, "bob's live reaction") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 1", "🎉 1 mine", "😮 1"] }
+        try await dashboard.until("bob's live reaction") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 1", "🎉 1 mine", "😮 1"] }
 
         // Given here: one reaction in the room, from alice, whatever the number of requests.
         let id = try #require(first["id"] as? Int)
@@ -70,7 +60,7 @@ struct ReactionsOnSynapseTests {
         try await Self.drained(dashboard)
         let held = try await world.bob.reactions(world.room, on: lunch)
         #expect(held.filter { $0.key == "👍" }.map(\.sender).sorted() == [world.aliceID, try #require(world.bob.session?.userId)].sorted())
-        try await Self.until(dashboard, "alice's 👍 stored as hers") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine", "🎉 1 mine", "😮 1"] }
+        try await dashboard.until("alice's 👍 stored as hers") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine", "🎉 1 mine", "😮 1"] }
         #expect(try await dashboard.send("PUT", path).status == 204, "already given: nothing goes")
 
         // Taken back here: the one alice gave from her phone is redacted in the room.
@@ -78,12 +68,12 @@ struct ReactionsOnSynapseTests {
         #expect(try await dashboard.send("DELETE", party).status == 202)
         try await Self.drained(dashboard)
         #expect(try await world.bob.reactions(world.room, on: lunch).contains { $0.key == "🎉" } == false, "gone for every client")
-        try await Self.until(dashboard, "🎉 gone here") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine", "😮 1"] }
+        try await dashboard.until("🎉 gone here") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine", "😮 1"] }
         #expect(try await dashboard.send("DELETE", party).status == 204, "nothing of alice's is left to take back")
 
         // Taken back by bob in his client.
         try await world.bob.redact(world.room, wow)
-        try await Self.until(dashboard, "bob's 😮 gone") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine"] }
+        try await dashboard.until("bob's 😮 gone") { try await Self.reactions(dashboard, on: "lunch?") == ["👍 2 mine"] }
         _ = await dashboard.stop()
     }
 
@@ -101,7 +91,7 @@ struct ReactionsOnSynapseTests {
         for index in 1...12 { _ = try await world.bob.send(world.room, text: "filler \(index)") }
         // Five events per room in the first sync: the old question and its reactions come with older history.
         let dashboard = try await world.dashboard(timelineLimit: 5)
-        try await Self.until(dashboard, "the old question with its reaction") { try await Self.reactions(dashboard, on: "an old question") == ["👀 1"] }
+        try await dashboard.until("the old question with its reaction") { try await Self.reactions(dashboard, on: "an old question") == ["👀 1"] }
         #expect(try await Self.message(dashboard, "filler 12")?["reactions"] as? [Any] != nil, "every Matrix message can carry reactions")
         let texts = (try await dashboard.json("/api/messages?account=primary&limit=100")["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }
         #expect(texts.count == 13, "no reaction, broken or not, became a message: \(texts)")

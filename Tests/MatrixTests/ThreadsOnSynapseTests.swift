@@ -14,16 +14,6 @@ struct ThreadsOnSynapseTests {
         try await dashboard.json("/api/messages?account=primary&limit=100\(query)")["messages"] as? [[String: Any]] ?? []
     }
 
-    /// Follows the feed until `holds` says yes of what the copy shows (or 60 polls went by).
-    private static func until(_ dashboard: RunningDashboard, _ what: String, _ holds: () async throws -> Bool) async throws {
-        var seq = try await dashboard.json("/api/state")["seq"] as? Int ?? 0
-        for _ in 0..<60 {
-            if try await holds() { return }
-            seq = try await dashboard.json("/api/poll?since=\(seq)&timeout=2&visible=1")["seq"] as? Int ?? seq
-        }
-        Issue.record("never: \(what)")
-    }
-
     @Test func aThreadIsReadInItsThreadCountedOnItsFirstMessageAndAnsweredFromHere() async throws {
         let world = try await World.make()
         let root = try await world.bob.send(world.room, text: "who is in for Friday?")
@@ -32,7 +22,7 @@ struct ThreadsOnSynapseTests {
         _ = try await phone.replyInThread(world.room, under: root, latest: first, text: "count me in")
         _ = try await world.bob.send(world.room, text: "in the room itself")
         let dashboard = try await world.dashboard()
-        try await Self.until(dashboard, "the history") { try await Self.texts(dashboard, "").count == 4 }
+        try await dashboard.until("the history") { try await Self.texts(dashboard, "").count == 4 }
 
         let all = try await Self.texts(dashboard, "")
         let rootMessage = try #require(all.first { $0["text"] as? String == "who is in for Friday?" })
@@ -48,7 +38,7 @@ struct ThreadsOnSynapseTests {
 
         // Live from another client: the first message's count moves.
         _ = try await world.bob.replyInThread(world.room, under: root, latest: first, text: "and a third")
-        try await Self.until(dashboard, "the live reply counted") {
+        try await dashboard.until("the live reply counted") {
             (try await Self.texts(dashboard, "&chat=\(chat)").last?["thread"] as? [String: Any])?["replies"] as? Int == 3
         }
         #expect(try await Self.texts(dashboard, "&chat=\(chat)").count == 2, "still out of the timeline")
@@ -57,7 +47,7 @@ struct ThreadsOnSynapseTests {
         let written = try await dashboard.send("POST", "/api/chats/\(chat)/messages?account=primary", #"{"text": "I bring the cake", "threadId": \#(rootID)}"#,
                                                extraHeaders: ["Idempotency-Key": "thread-1"])
         #expect(written.status == 202)
-        try await Self.until(dashboard, "the answer stored in its thread") {
+        try await dashboard.until("the answer stored in its thread") {
             try await Self.texts(dashboard, "&thread=\(rootID)").first?["text"] as? String == "I bring the cake"
         }
         let held = try await world.bob.threadReplies(world.room, under: root)

@@ -74,7 +74,7 @@ struct RelationWork {
         }
         // A thread's first message that came after its replies (history, newest first) counts them.
         if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM messages WHERE account = ? AND thread_root_event IS NOT NULL)", accountValue) == 1 {
-            threads += inserted
+            for eventID in inserted where try hasThreadReplies(eventID) { threads.append(eventID) }
         }
         var counted = Set<String>()
         for root in threads where counted.insert(root).inserted {

@@ -37,6 +37,11 @@ extension RelationWork {
             .query([accountValue, .text(eventID)]) { $0.string(at: 0) }.first
     }
 
+    /// Whether replies in a thread under `eventID` are stored (one index probe).
+    func hasThreadReplies(_ eventID: String) throws -> Bool {
+        try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM messages WHERE account = ?1 AND thread_root_event = ?2)", accountValue, .text(eventID)) == 1
+    }
+
     /// The message `root` as its thread now stands (how many replies, the latest's time): in
     /// this batch's fresh messages when it is one, else among the changed.
     func showThread(of root: String, outcome: inout AppliedBatch) throws {
