@@ -53,7 +53,7 @@ let package = Package(
         // One HTTPS request through URLSession per process, so that its traps cannot reach the dashboard.
         .executableTarget(name: "https-fetch"),
         .executableTarget(name: "chat-server", dependencies: ["ChatSimulator", "HTTPCore", "Platform", "Logging"]),
-        .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore", "ChatSimulator", "JSONText", "CShims"]),
+        .executableTarget(name: "lp-bench", dependencies: ["Store", "SQLite", "DashboardApp", "HTTPCore", "ChatSimulator", "JSONText", "CShims", "PushRules"]),
         // Test helper: ingests into a store until killed (the crash-safety test SIGKILLs it).
         .executableTarget(name: "store-ingest-loop", dependencies: ["Store"]),
 

@@ -78,13 +78,15 @@ public struct PushRuleEvaluator: Sendable {
     public func evaluate(_ event: FlattenedEvent, in room: PushRoomContext) -> PushDecision {
         if case .string(let sender)? = event["sender"], sender == userID { return .silent }
         let mentions = event.has("content.m\\.mentions")
+        // Folded once: every keyword and mention rule reads the body.
+        let body: FoldedText? = if case .string(let text)? = event["content.body"] { FoldedText(text) } else { nil }
         func usable(_ rule: PushRule) -> Bool {
             rule.enabled && !(mentions && Self.legacyMentionRules.contains(rule.ruleID))
         }
-        for rule in rules.override where usable(rule) && conditionsHold(rule.conditions, event, room) {
+        for rule in rules.override where usable(rule) && conditionsHold(rule.conditions, event, body, room) {
             return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
         }
-        if case .string(let body)? = event["content.body"] {
+        if let body {
             for rule in rules.content where usable(rule) && rule.pattern?.matchesWords(in: body) == true {
                 return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
             }
@@ -97,28 +99,29 @@ public struct PushRuleEvaluator: Sendable {
                 return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
             }
         }
-        for rule in rules.underride where usable(rule) && conditionsHold(rule.conditions, event, room) {
+        for rule in rules.underride where usable(rule) && conditionsHold(rule.conditions, event, body, room) {
             return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
         }
         return .silent
     }
 
-    private func conditionsHold(_ conditions: [PushCondition], _ event: FlattenedEvent, _ room: PushRoomContext) -> Bool {
-        conditions.allSatisfy { holds($0, event, room) }
+    private func conditionsHold(_ conditions: [PushCondition], _ event: FlattenedEvent, _ body: FoldedText?, _ room: PushRoomContext) -> Bool {
+        conditions.allSatisfy { holds($0, event, body, room) }
     }
 
-    private func holds(_ condition: PushCondition, _ event: FlattenedEvent, _ room: PushRoomContext) -> Bool {
+    private func holds(_ condition: PushCondition, _ event: FlattenedEvent, _ body: FoldedText?, _ room: PushRoomContext) -> Bool {
         switch condition {
         case let .eventMatch(key, pattern):
+            if key == "content.body" { return body.map(pattern.matchesWords(in:)) ?? false }
             guard case .string(let value)? = event[key] else { return false }
-            return key == "content.body" ? pattern.matchesWords(in: value) : pattern.matchesWhole(value)
+            return pattern.matchesWhole(value)
         case let .eventPropertyIs(key, value):
             return event[key]?.canonicalScalar == value
         case let .eventPropertyContains(key, value):
             guard case .array(let items)? = event[key] else { return false }
             return items.contains { $0.canonicalScalar == value }
         case .containsDisplayName:
-            guard let name = room.displayName, !name.isEmpty, case .string(let body)? = event["content.body"] else { return false }
+            guard let name = room.displayName, !name.isEmpty, let body else { return false }
             return GlobPattern(literal: name).matchesWords(in: body)
         case .roomMemberCount(let count):
             return count.holds(for: room.memberCount)

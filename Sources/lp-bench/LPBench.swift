@@ -49,6 +49,11 @@ enum LPBench {
                        --fill-cache DIR keeps the filled homeserver for the next run of the same size (the fill
                        takes about 25 minutes at the default size; each database is kept apart); --second-log FILE
                        keeps the fetching dashboard's trace-level log
+              push-rules
+                       the account's push rules run for each event (flattened, then every rule in order), this evaluator
+                       vs Synapse's own (Rust, driven from its Python as its bulk evaluator does), the same events and
+                       the rules Synapse serves; both must decide every event alike     --events 20000  --seed 51
+                       --python PATH (default: .build/synapse-venv/bin/python)
               send     writing back: messages/s through the dashboard's outbox to the built-in simulator vs a client
                        posting the same messages to it directly (one chat; ten chats over both accounts), and a
                        local echo's time from a click on Send to the page's DOM in headless Chromium
@@ -160,6 +165,10 @@ enum LPBench {
                                                    database: try databaseOption(arguments),
                                                    fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
+            case "push-rules":
+                let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+                Report.printTable(try PushRuleBenchmark.run(events: Int(option("--events", in: arguments, default: "20000")) ?? 20000,
+                                                            seed: Int(option("--seed", in: arguments, default: "51")) ?? 51, python: python))
             case "send":
                 Report.printTable(try SendBenchmark.run(messages: Int(option("--messages", in: arguments, default: "5000")) ?? 5000,
                                                         rounds: Int(option("--rounds", in: arguments, default: "5")) ?? 5,

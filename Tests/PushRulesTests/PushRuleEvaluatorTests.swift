@@ -25,6 +25,29 @@ struct GlobAndPathTests {
         #expect(!GlobPattern(glob: "").matchesWhole("x"))
     }
 
+    @Test func aPatternWithoutWildcardsMatchesAsTheAutomatonDoes() {
+        // Texts and patterns over a small alphabet, so words, boundaries, case and non-ASCII
+        // letters meet often; the direct comparison must say what the automaton says.
+        let alphabet: [Character] = ["a", "b", "A", "B", " ", "-", "_", "1", "é", "É", "."]
+        var generator = SplitMix(seed: 51)
+        func random(_ length: Int) -> String {
+            String((0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
+        }
+        var disagreements: [String] = []
+        for _ in 0..<4000 {
+            let pattern = GlobPattern(literal: random(Int(generator.next() % 4) + 1))
+            let text = random(Int(generator.next() % 9))
+            for words in [false, true] {
+                let direct = words ? pattern.matchesWords(in: text) : pattern.matchesWhole(text)
+                if direct != pattern.matchesByAutomaton(text, words: words) {
+                    disagreements.append("\(pattern.tokens) in \(text.debugDescription), words: \(words)")
+                }
+            }
+        }
+        #expect(disagreements.count == 0, "the first: \(disagreements.prefix(5))")
+        #expect(GlobPattern(literal: "m.room.message").literal != nil && GlobPattern(glob: "deploy*").literal == nil)
+    }
+
     @Test func manyStarsCostNoBacktracking() {
         let pattern = GlobPattern(glob: String(repeating: "*a", count: 30) + "b")
         #expect(!pattern.matchesWhole(String(repeating: "a", count: 200)))
@@ -205,5 +228,18 @@ struct DefaultRuleSetTests {
         let set = try PushRuleSet.decode(globalOf: Array(#"{"global": {"override": [{"no": "id"}, 7], "underride": [{"rule_id": "u", "actions": ["notify"]}]}}"#.utf8))
         #expect(set.override.isEmpty && set.underride.map(\.ruleID) == ["u"])
         #expect(try PushRuleSet.decode(globalOf: Array("{}".utf8)) == PushRuleSet())
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a property test draws the same cases every run.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
     }
 }
