@@ -97,6 +97,12 @@ final class HeadlessChromium {
         _ = try call("Page.navigate", ["url": url])
     }
 
+    /// Runs `source` in every document the tab opens from now on, before the page's own scripts.
+    func addScriptOnNewDocument(_ source: String) throws {
+        _ = try call("Page.enable", [:])
+        _ = try call("Page.addScriptToEvaluateOnNewDocument", ["source": source])
+    }
+
     /// Every request from now on goes to the server: nothing comes from the browser's cache.
     func disableCache() throws {
         _ = try call("Network.enable", [:])

@@ -49,6 +49,11 @@ enum LPBench {
                        --fill-cache DIR keeps the filled homeserver for the next run of the same size (the fill
                        takes about 25 minutes at the default size; each database is kept apart); --second-log FILE
                        keeps the fetching dashboard's trace-level log
+              matrix-account
+                       an account of many rooms on a real Synapse, each with messages, reactions and a thread: the
+                       dashboard's first start until the chat list is on screen in headless Chromium, vs a bare client's
+                       sign-in and one filtered initial /sync of the same account, alternated     --rooms 200  --rounds 3
+                       --python PATH  --dashboard-log FILE (each round's dashboard logs at trace level to FILE.N)
               push-rules
                        the account's push rules run for each event (flattened, then every rule in order), this evaluator
                        vs Synapse's own (Rust, driven from its Python as its bulk evaluator does), the same events and
@@ -165,6 +170,11 @@ enum LPBench {
                                                    database: try databaseOption(arguments),
                                                    fillCache: arguments.contains("--fill-cache") ? option("--fill-cache", in: arguments, default: "") : nil,
                                                    secondLog: arguments.contains("--second-log") ? option("--second-log", in: arguments, default: "") : nil)
+            case "matrix-account":
+                let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+                Report.printTable(try MatrixAccountBenchmark.run(rooms: Int(option("--rooms", in: arguments, default: "200")) ?? 200,
+                                                                 rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3, python: python,
+                                                                 dashboardLog: arguments.contains("--dashboard-log") ? option("--dashboard-log", in: arguments, default: "") : nil))
             case "push-rules":
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
                 Report.printTable(try PushRuleBenchmark.run(events: Int(option("--events", in: arguments, default: "20000")) ?? 20000,

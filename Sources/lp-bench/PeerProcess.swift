@@ -4,16 +4,34 @@ import Foundation
 final class ChildProcess {
     let process = Process()
     private let stdout = Pipe()
+    private let stdin: Pipe?
     let name: String
 
-    init(name: String, executable: String, arguments: [String], quietStderr: Bool = true) throws {
+    /// `environment` adds to this process's own; `takesInput` gives the child a stdin for `send`.
+    /// `stderrFile`: where the child's stderr goes instead (a log kept to read after the run).
+    init(name: String, executable: String, arguments: [String], quietStderr: Bool = true, environment: [String: String] = [:],
+         takesInput: Bool = false, stderrFile: String? = nil) throws {
         self.name = name
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = stdout
-        process.standardError = quietStderr ? FileHandle.nullDevice : FileHandle.standardError
-        process.standardInput = FileHandle.nullDevice
+        if let stderrFile, FileManager.default.createFile(atPath: stderrFile, contents: nil), let file = FileHandle(forWritingAtPath: stderrFile) {
+            process.standardError = file
+        } else {
+            process.standardError = quietStderr ? FileHandle.nullDevice : FileHandle.standardError
+        }
+        stdin = takesInput ? Pipe() : nil
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         try process.run()
+    }
+
+    /// Writes `line` and a newline to the child's stdin (a child started with `takesInput`).
+    func send(_ line: String) throws {
+        guard let stdin else { throw BenchError("\(name) was started without a stdin") }
+        try stdin.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     var pid: Int32 { process.processIdentifier }

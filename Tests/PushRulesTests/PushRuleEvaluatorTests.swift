@@ -54,6 +54,17 @@ struct GlobAndPathTests {
         #expect(pattern.matchesWhole(String(repeating: "a", count: 40) + "b"))
     }
 
+    @Test func everyKindOfValueKeepsItsKind() {
+        let flat = event(#"{"content": {"s": "1", "t": true, "f": false, "i": 1, "d": 1.5, "n": null, "a": ["x", 2, false], "o": {}}}"#)
+        #expect(flat["content.s"] == .string("1"))
+        #expect(flat["content.t"] == .bool(true) && flat["content.f"] == .bool(false), "a boolean is no integer")
+        #expect(flat["content.i"] == .integer(1))
+        #expect(flat["content.d"] == .number(1.5))
+        #expect(flat["content.n"] == .null)
+        #expect(flat["content.a"] == .array([.string("x"), .integer(2), .bool(false)]))
+        #expect(flat.has("content.o") && flat["content.o"] == nil, "an object is flattened away")
+    }
+
     @Test func propertyNamesWithDotsAreEscapedInPaths() {
         let flat = event(#"{"content": {"m.relates_to": {"rel_type": "m.replace"}, "m\\foo": 1, "m.mentions": {}}}"#)
         #expect(flat["content.m\\.relates_to.rel_type"] == .string("m.replace"))
