@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
         .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging", "Lifecycle"]),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
-        .testTarget(name: "PushRulesTests", dependencies: ["PushRules"]),
+        .testTarget(name: "PushRulesTests", dependencies: ["PushRules", "TestSupport"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),

@@ -16,10 +16,7 @@ import Foundation
 /// logs at trace level (every upstream request, timed) to that path with the round's number.
 enum MatrixAccountBenchmark {
     static func run(rooms: Int, rounds: Int, python: String?, dashboardLog: String? = nil) throws -> [ReportLine] {
-        let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
-        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
-            throw BenchError("no figure: no Synapse Python at \(interpreter) (run .ci/run, which makes .build/synapse-venv, or pass --python PATH)")
-        }
+        let interpreter = try MatrixLatencyBenchmark.synapsePython(python)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lp-bench-account-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -25,10 +25,7 @@ enum MatrixHistoryBenchmark {
 
     static func run(rooms: Int, perRoom: Int, python: String?, database: Database = .sqlite,
                     fillCache: String? = nil, secondLog: String? = nil) throws -> [ReportLine] {
-        let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
-        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
-            throw BenchError("no Synapse Python at \(interpreter): run .ci/run (it makes .build/synapse-venv) or pass --python PATH")
-        }
+        let interpreter = try MatrixLatencyBenchmark.synapsePython(python)
         let script = NSTemporaryDirectory() + "lp-bench-matrix-history-\(getpid()).py"
         try driver.write(toFile: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: script) }

@@ -10,10 +10,7 @@ import Foundation
 /// one JSON parse per answer, so neither side is favoured by the client.
 enum MatrixLatencyBenchmark {
     static func run(messages: Int, python: String?) throws -> [ReportLine] {
-        let interpreter = python ?? defaultPython()
-        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
-            throw BenchError("no Synapse Python at \(interpreter): run .ci/run (it makes .build/synapse-venv) or pass --python PATH")
-        }
+        let interpreter = try synapsePython(python)
         let script = NSTemporaryDirectory() + "lp-bench-matrix-\(getpid()).py"
         try driver.write(toFile: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: script) }
@@ -33,6 +30,15 @@ enum MatrixLatencyBenchmark {
             ReportLine(name: "Matrix message to the page, p99", ours: String(format: "%.1f ms", ours99), peer: String(format: "%.1f ms", theirs99),
                        ratio: ours99 / theirs99, goal: "<= 1.2", met: ours99 / theirs99 <= 1.2),
         ]
+    }
+
+    /// The Python with Synapse a Matrix benchmark runs: `python` when given, else the checkout's.
+    static func synapsePython(_ python: String?) throws -> String {
+        let interpreter = python ?? defaultPython()
+        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
+            throw BenchError("no figure: no Synapse Python at \(interpreter) (run .ci/run, which makes .build/synapse-venv, or pass --python PATH)")
+        }
+        return interpreter
     }
 
     /// `.build/synapse-venv/bin/python` of the checkout this binary was built in.

@@ -35,10 +35,7 @@ enum PushRuleBenchmark {
     }
 
     static func run(events: Int, seed: Int, python: String?) throws -> [ReportLine] {
-        let interpreter = python ?? MatrixLatencyBenchmark.defaultPython()
-        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
-            throw BenchError("no figure: no Synapse Python at \(interpreter) for the peer (run .ci/run, which makes .build/synapse-venv, or pass --python PATH)")
-        }
+        let interpreter = try MatrixLatencyBenchmark.synapsePython(python)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lp-bench-push-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

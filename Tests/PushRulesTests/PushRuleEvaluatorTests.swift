@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushRules
+import TestSupport
 
 @Suite("Glob patterns and paths, as the spec's examples give them")
 struct GlobAndPathTests {
@@ -29,7 +30,7 @@ struct GlobAndPathTests {
         // Texts and patterns over a small alphabet, so words, boundaries, case and non-ASCII
         // letters meet often; the direct comparison must say what the automaton says.
         let alphabet: [Character] = ["a", "b", "A", "B", " ", "-", "_", "1", "é", "É", "."]
-        var generator = SplitMix(seed: 51)
+        var generator = TestRandom(seed: 51)
         func random(_ length: Int) -> String {
             String((0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
         }
@@ -242,15 +243,3 @@ struct DefaultRuleSetTests {
     }
 }
 
-/// A small seeded generator (SplitMix64), so a property test draws the same cases every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
