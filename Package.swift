@@ -27,13 +27,13 @@ let package = Package(
         // A transport: the client of this project's chat-server protocol (CONTRACT section 3) over HTTPCore.
         .target(name: "ChatServerClient", dependencies: ["Upstream", "HTTPCore", "JSONText", "Logging"]),
         // A transport: a Matrix homeserver's client-server API (CONTRACT section 8) over HTTPCore.
-        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging", "CShims", "PushRules"]),
+        .target(name: "MatrixClient", dependencies: ["Upstream", "HTTPCore", "Logging", "CShims", "PushRules", "JSONText"]),
         // A chat server for demos and tests, with fault injection.
         .target(name: "ChatSimulator", dependencies: ["HTTPCore", "Upstream", "JSONText", "SQLite", "Logging"]),
         // The long-poll engine: one cycle at a time, backoff, lifecycle, two streams, first load, quota.
         .target(name: "Engine", dependencies: ["Store", "Upstream", "Logging"]),
         // A Matrix account's push rules as a value: each event in, notify / highlight / silent out.
-        .target(name: "PushRules"),
+        .target(name: "PushRules", dependencies: ["JSONText"]),
         // Recoverable errors: the model, options, attempters, the registry of open errors.
         .target(name: "Recovery"),
         // Running the process's services together and stopping them in reverse order.
@@ -62,11 +62,11 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
         .testTarget(name: "DashboardAppTests", dependencies: ["DashboardApp", "HTTPCore", "Store", "Engine", "Upstream", "ChatServerClient", "Recovery", "ChatSimulator", "TestSupport", "Logging", "Lifecycle"]),
         .testTarget(name: "RecoveryTests", dependencies: ["Recovery", "TestSupport"]),
-        .testTarget(name: "PushRulesTests", dependencies: ["PushRules", "TestSupport"]),
+        .testTarget(name: "PushRulesTests", dependencies: ["PushRules", "JSONText", "TestSupport"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "DashboardCLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
-        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream"]),
         .testTarget(name: "ChatServerClientTests", dependencies: ["ChatServerClient", "Upstream", "JSONText", "TestSupport"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ChatSimulatorTests", dependencies: ["ChatSimulator", "ChatServerClient", "HTTPCore", "Upstream"]),
         // Against a real Synapse homeserver, started by the tests on a loopback port.
-        .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "PushRules", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
+        .testTarget(name: "MatrixTests", dependencies: ["MatrixClient", "PushRules", "JSONText", "Upstream", "Engine", "Store", "HTTPCore", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Upstream", "ChatServerClient", "ChatSimulator", "HTTPCore", "TestSupport"]),
     ]
 )

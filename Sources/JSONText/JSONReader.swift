@@ -121,6 +121,34 @@ public struct JSONReader {
         return -value
     }
 
+    /// Reads a number of any form: ``JSONValue/integer(_:)`` when it has no fraction or exponent
+    /// and fits in 64 bits, ``JSONValue/number(_:)`` otherwise.
+    public mutating func readNumber() throws -> JSONValue {
+        skipWhitespace()
+        let start = index
+        try skipNumber()
+        let text = bytes[start..<index]
+        let isInteger = !text.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        if isInteger, let value = Self.integer(text) { return .integer(value) }
+        guard let value = Double(String(decoding: text, as: UTF8.self)) else { throw error("number out of range") }
+        return .number(value)
+    }
+
+    /// Checked digits (an optional `-` first) as an Int64; nil when out of range.
+    private static func integer(_ digits: ArraySlice<UInt8>) -> Int64? {
+        let negative = digits.first == UInt8(ascii: "-")
+        var value: Int64 = 0
+        for byte in digits.dropFirst(negative ? 1 : 0) {
+            // Accumulate negatively so Int64.min fits.
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = shifted.subtractingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            if overflowA || overflowB { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == Int64.min ? nil : -value
+    }
+
     public mutating func readBool() throws -> Bool {
         skipWhitespace()
         if literal("true") { return true }

@@ -474,11 +474,27 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                                          timeout: Duration = .seconds(15), refusalIsUnauthorized: Bool = false,
                                          answerHoldsSecrets: Bool = false, refusals: Bool = false,
                                          via connection: (any HomeserverConnection)? = nil) async throws(UpstreamError) -> Answer {
+        try await call(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized,
+                       answerHoldsSecrets: answerHoldsSecrets, refusals: refusals, via: connection) { bytes in
+            try JSONDecoder().decode(Answer.self, from: Data(bytes))
+        }
+    }
+
+    /// A call whose answer is large (a sync, a page of history): parsed once into a JSON value.
+    private func call<Answer: ReadFromJSON>(_ method: String, _ target: String, token: String? = nil,
+                                            timeout: Duration = .seconds(15)) async throws(UpstreamError) -> Answer {
+        try await call(method, target, token: token, timeout: timeout) { bytes in try Answer(jsonText: bytes) }
+    }
+
+    private func call<Answer>(_ method: String, _ target: String, token: String?, body: [UInt8] = [], timeout: Duration,
+                              refusalIsUnauthorized: Bool = false, answerHoldsSecrets: Bool = false, refusals: Bool = false,
+                              via connection: (any HomeserverConnection)? = nil,
+                              reading read: ([UInt8]) throws -> Answer) async throws(UpstreamError) -> Answer {
         let response = try await exchange(method, target, token: token, body: body, timeout: timeout, refusalIsUnauthorized: refusalIsUnauthorized,
                                           refusals: refusals, via: connection)
         let path = target.prefix { $0 != "?" }
         do {
-            return try JSONDecoder().decode(Answer.self, from: Data(response.body))
+            return try read(response.body)
         } catch {
             if answerHoldsSecrets { throw .badResponse("\(method) \(path): not the JSON expected (\(response.body.count) bytes, not quoted)") }
             throw .badResponse("\(method) \(path): not the JSON expected (\(error)); body starts \(String(decoding: response.body.prefix(60), as: UTF8.self).debugDescription)")

@@ -1,48 +1,82 @@
+import Foundation
+import JSONText
 import PushRules
+
+/// An answer read from its body parsed once into a ``JSONValue`` (by `JSONReader`, not
+/// `Decodable`): a large initial sync is thousands of events, and each event's content is needed
+/// both as typed fields and as it came (for the push rules), so it is parsed once and read twice.
+protocol ReadFromJSON {
+    /// The answer in `json`; throws only when the whole answer is unusable. A field of another
+    /// type than the spec's (a hostile or broken client's event) reads as absent.
+    init(json: JSONValue) throws(AnswerShapeError)
+}
+
+extension ReadFromJSON {
+    /// The answer in a JSON text: malformed text or a wrong shape throws.
+    init(jsonText bytes: [UInt8]) throws {
+        try self.init(json: JSONValue(parsing: bytes))
+    }
+}
+
+/// An answer that is valid JSON but lacks what makes it this answer (a sync without `next_batch`).
+struct AnswerShapeError: Error, CustomStringConvertible {
+    var description: String
+}
 
 /// The parts of the Matrix client-server API's answers this transport reads. Every field the
 /// spec allows to be absent is optional; unknown fields are ignored.
-struct SyncResponse: Decodable, Sendable {
+struct SyncResponse: ReadFromJSON, Sendable {
     var nextBatch: String
     var rooms: Rooms?
     /// The account's own data that changed: its push rules (`m.push_rules`) among them.
     var accountData: AccountData?
 
-    struct AccountData: Decodable, Sendable {
+    init(json: JSONValue) throws(AnswerShapeError) {
+        guard let nextBatch = json["next_batch"]?.string else { throw AnswerShapeError(description: "a sync without next_batch") }
+        self.nextBatch = nextBatch
+        rooms = json["rooms"]?.object.map(Rooms.init(json:))
+        accountData = json["account_data"]?.object.map { AccountData(events: $0["events"]?.array?.compactMap(AccountDataEvent.init(json:))) }
+    }
+
+    struct AccountData: Sendable {
         var events: [AccountDataEvent]?
     }
 
     /// One piece of account data; the push rules and the direct chats (`m.direct`) are read.
-    struct AccountDataEvent: Decodable, Sendable {
+    struct AccountDataEvent: Sendable {
         var type: String
         var pushRules: PushRuleSet?
         /// `m.direct`: each user's direct rooms with the account. A value that is no list of room
         /// ids (a broken client's) reads as none for that user.
         var direct: [String: [String]]?
 
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            type = (try? container.decode(String.self, forKey: .type)) ?? ""
-            pushRules = type == "m.push_rules" ? (try? container.decode(GlobalPushRules.self, forKey: .content))?.global : nil
-            if type == "m.direct", let content = try? container.decode(JSONValue.self, forKey: .content), case .object(let users) = content {
-                direct = users.compactMapValues { rooms in
-                    guard case .array(let list) = rooms else { return nil }
-                    return list.compactMap { if case .string(let room) = $0 { room } else { nil } }
-                }
+        init?(json: JSONValue) {
+            guard json.object != nil else { return nil }
+            type = json["type"]?.string ?? ""
+            let content = json["content"]
+            if type == "m.push_rules", let content {
+                // Rules change seldom and are few: they keep their lenient `Decodable` reading.
+                pushRules = (try? JSONDecoder().decode(GlobalPushRules.self, from: Data(content.serialized())))?.global
+            }
+            if type == "m.direct", let users = content?.object {
+                direct = users.compactMapValues { rooms in rooms.array?.compactMap(\.string) }
             }
         }
-
-        enum CodingKeys: String, CodingKey { case type, content }
     }
 
-    struct Rooms: Decodable, Sendable {
+    struct Rooms: Sendable {
         var join: [String: JoinedRoom]?
         /// Rooms the account left, was kicked or banned from since the last sync: their timeline
         /// up to the leave (the same shape as a joined room's).
         var leave: [String: JoinedRoom]?
+
+        init(json: [String: JSONValue]) {
+            join = json["join"]?.object?.compactMapValues(JoinedRoom.init(json:))
+            leave = json["leave"]?.object?.compactMapValues(JoinedRoom.init(json:))
+        }
     }
 
-    struct JoinedRoom: Decodable, Sendable {
+    struct JoinedRoom: Sendable {
         var timeline: Timeline?
         var state: Events?
         var summary: Summary?
@@ -50,60 +84,44 @@ struct SyncResponse: Decodable, Sendable {
         /// counts was read (here or in another client).
         var unreadNotifications: UnreadNotifications?
 
-        enum CodingKeys: String, CodingKey {
-            case timeline, state, summary
-            case unreadNotifications = "unread_notifications"
+        init?(json: JSONValue) {
+            guard let room = json.object else { return nil }
+            timeline = room["timeline"]?.object.map { timeline in
+                Timeline(events: RoomEvent.list(timeline["events"]), limited: timeline["limited"]?.bool, prevBatch: timeline["prev_batch"]?.string)
+            }
+            state = room["state"]?.object.map { Events(events: RoomEvent.list($0["events"])) }
+            summary = room["summary"]?.object.map { summary in
+                Summary(heroes: summary["m.heroes"]?.array?.compactMap(\.string),
+                        joinedMemberCount: summary["m.joined_member_count"]?.count,
+                        invitedMemberCount: summary["m.invited_member_count"]?.count)
+            }
+            unreadNotifications = room["unread_notifications"]?.object.map { counts in
+                UnreadNotifications(notificationCount: counts["notification_count"]?.count.map { max(0, $0) },
+                                    highlightCount: counts["highlight_count"]?.count.map { max(0, $0) })
+            }
         }
     }
 
-    struct UnreadNotifications: Decodable, Sendable {
+    struct UnreadNotifications: Sendable {
         var notificationCount: Int?
         var highlightCount: Int?
-
-        enum CodingKeys: String, CodingKey {
-            case notificationCount = "notification_count"
-            case highlightCount = "highlight_count"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            notificationCount = (try? container.decodeIfPresent(Int.self, forKey: .notificationCount)).flatMap { $0 }.map { max(0, $0) }
-            highlightCount = (try? container.decodeIfPresent(Int.self, forKey: .highlightCount)).flatMap { $0 }.map { max(0, $0) }
-        }
     }
 
-    struct Timeline: Decodable, Sendable {
+    struct Timeline: Sendable {
         var events: [RoomEvent]?
         /// Events were left out between the previous sync and these: a gap to fill from `prevBatch`.
         var limited: Bool?
         var prevBatch: String?
-
-        enum CodingKeys: String, CodingKey {
-            case events, limited
-            case prevBatch = "prev_batch"
-        }
     }
 
-    struct Events: Decodable, Sendable {
+    struct Events: Sendable {
         var events: [RoomEvent]?
     }
 
-    struct Summary: Decodable, Sendable {
+    struct Summary: Sendable {
         var heroes: [String]?
         var joinedMemberCount: Int?
         var invitedMemberCount: Int?
-
-        enum CodingKeys: String, CodingKey {
-            case heroes = "m.heroes"
-            case joinedMemberCount = "m.joined_member_count"
-            case invitedMemberCount = "m.invited_member_count"
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rooms
-        case nextBatch = "next_batch"
-        case accountData = "account_data"
     }
 }
 
@@ -113,12 +131,24 @@ struct GlobalPushRules: Decodable, Sendable {
 }
 
 /// `GET /rooms/{roomId}/messages`: a page of a room's timeline.
-struct MessagesPage: Decodable, Sendable {
+struct MessagesPage: ReadFromJSON, Sendable {
     var chunk: [RoomEvent]?
     /// Where the next page starts; absent when there is no more.
     var end: String?
     /// With `lazy_load_members`: the member events of the chunk's senders.
     var state: [RoomEvent]?
+
+    init(json: JSONValue) throws(AnswerShapeError) {
+        guard json.object != nil else { throw AnswerShapeError(description: "a page of messages that is no object") }
+        chunk = RoomEvent.list(json["chunk"])
+        end = json["end"]?.string
+        state = RoomEvent.list(json["state"])
+    }
+}
+
+extension JSONValue {
+    /// An integer that fits in an `Int` (a count, a level).
+    var count: Int? { integer.flatMap { Int(exactly: $0) } }
 }
 
 extension RoomEvent {
@@ -134,7 +164,7 @@ extension RoomEvent {
 }
 
 /// One event of a room: a message (`m.room.message`) or state the transport reads (the room's name).
-struct RoomEvent: Decodable, Sendable {
+struct RoomEvent: Sendable {
     var type: String
     var eventId: String?
     var sender: String?
@@ -152,10 +182,33 @@ struct RoomEvent: Decodable, Sendable {
     /// A power-levels event's levels (`m.room.power_levels`).
     var powerLevels: PowerLevels?
 
+    /// The events of a list; an entry that is no event (no object, or no `type`) is left out.
+    static func list(_ json: JSONValue?) -> [RoomEvent]? {
+        json?.array?.compactMap(RoomEvent.init(json:))
+    }
+
+    init?(json: JSONValue) {
+        guard let type = json["type"]?.string else { return nil }
+        self.type = type
+        eventId = json["event_id"]?.string
+        sender = json["sender"]?.string
+        originServerTs = json["origin_server_ts"]?.integer
+        stateKey = json["state_key"]?.string
+        if let content = json["content"], let fields = content.object {
+            self.content = Content(json: fields)
+            if type == "m.room.power_levels" { powerLevels = PowerLevels(json: content) }
+        }
+        rawContent = json["content"]
+        redacts = json["redacts"]?.string
+        let unsigned = json["unsigned"]
+        isRedacted = unsigned?["redacted_because"] != nil
+        transactionId = unsigned?["transaction_id"]?.string
+    }
+
     /// The content fields read: a message's `body` and relation, a name event's `name`, an alias
     /// event's `alias`, a redaction's `redacts`. A field of another type than the spec's (a
     /// hostile or broken client's event) reads as absent.
-    struct Content: Decodable, Sendable {
+    struct Content: Sendable {
         var body: String?
         var name: String?
         var alias: String?
@@ -176,19 +229,13 @@ struct RoomEvent: Decodable, Sendable {
         var hasEncryptedFile = false
 
         /// A file's `info`: what the sender said of its type and size (hostile values read as absent).
-        struct Info: Decodable, Sendable {
+        struct Info: Sendable {
             var mimetype: String?
             var size: Int64?
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.container(keyedBy: CodingKeys.self)
-                mimetype = try? container.decodeIfPresent(String.self, forKey: .mimetype)
-                size = (try? container.decodeIfPresent(Int64.self, forKey: .size)).flatMap { $0 >= 0 ? $0 : nil }
-            }
-            enum CodingKeys: String, CodingKey { case mimetype, size }
         }
 
         /// `m.relates_to`: an edit (`rel_type` `m.replace`) or a reply (`m.in_reply_to`).
-        struct Relation: Decodable, Sendable {
+        struct Relation: Sendable {
             var relType: String?
             var eventId: String?
             var inReplyTo: String?
@@ -198,99 +245,32 @@ struct RoomEvent: Decodable, Sendable {
             /// An annotation's key (a reaction's emoji or word).
             var key: String?
 
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.container(keyedBy: CodingKeys.self)
-                relType = try? container.decodeIfPresent(String.self, forKey: .relType)
-                eventId = try? container.decodeIfPresent(String.self, forKey: .eventId)
-                inReplyTo = (try? container.decodeIfPresent(Reply.self, forKey: .inReplyTo))?.eventId
-                key = try? container.decodeIfPresent(String.self, forKey: .key)
-                isFallingBack = (try? container.decodeIfPresent(Bool.self, forKey: .isFallingBack)) == true
-            }
-
-            struct Reply: Decodable, Sendable {
-                var eventId: String?
-                enum CodingKeys: String, CodingKey { case eventId = "event_id" }
-                init(from decoder: any Decoder) throws {
-                    eventId = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .eventId)
-                }
-            }
-
-            enum CodingKeys: String, CodingKey {
-                case key
-                case relType = "rel_type"
-                case eventId = "event_id"
-                case inReplyTo = "m.in_reply_to"
-                case isFallingBack = "is_falling_back"
+            init(json: [String: JSONValue]) {
+                relType = json["rel_type"]?.string
+                eventId = json["event_id"]?.string
+                inReplyTo = json["m.in_reply_to"]?["event_id"]?.string
+                key = json["key"]?.string
+                isFallingBack = json["is_falling_back"]?.bool == true
             }
         }
 
-        private struct NewContent: Decodable {
-            var body: String?
-            init(from decoder: any Decoder) throws {
-                body = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .body)
+        init(json: [String: JSONValue]) {
+            body = json["body"]?.string
+            name = json["name"]?.string
+            alias = json["alias"]?.string
+            redacts = json["redacts"]?.string
+            msgtype = json["msgtype"]?.string
+            displayname = json["displayname"]?.string
+            membership = json["membership"]?.string
+            relatesTo = json["m.relates_to"]?.object.map(Relation.init(json:))
+            newBody = json["m.new_content"]?["body"]?.string
+            url = json["url"]?.string
+            filename = json["filename"]?.string
+            info = json["info"]?.object.map { info in
+                Info(mimetype: info["mimetype"]?.string, size: info["size"]?.integer.flatMap { $0 >= 0 ? $0 : nil })
             }
-            enum CodingKeys: String, CodingKey { case body }
+            hasEncryptedFile = json["file"] != nil
         }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            body = try? container.decodeIfPresent(String.self, forKey: .body)
-            name = try? container.decodeIfPresent(String.self, forKey: .name)
-            alias = try? container.decodeIfPresent(String.self, forKey: .alias)
-            redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
-            msgtype = try? container.decodeIfPresent(String.self, forKey: .msgtype)
-            displayname = try? container.decodeIfPresent(String.self, forKey: .displayname)
-            membership = try? container.decodeIfPresent(String.self, forKey: .membership)
-            relatesTo = try? container.decodeIfPresent(Relation.self, forKey: .relatesTo)
-            newBody = (try? container.decodeIfPresent(NewContent.self, forKey: .newContent))?.body
-            url = try? container.decodeIfPresent(String.self, forKey: .url)
-            filename = try? container.decodeIfPresent(String.self, forKey: .filename)
-            info = try? container.decodeIfPresent(Info.self, forKey: .info)
-            hasEncryptedFile = container.contains(.file)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case body, name, alias, redacts, msgtype, displayname, membership, url, filename, info, file
-            case relatesTo = "m.relates_to"
-            case newContent = "m.new_content"
-        }
-    }
-
-    private struct Unsigned: Decodable {
-        var redactedBecause: Bool
-        var transactionId: String?
-        enum CodingKeys: String, CodingKey {
-            case redactedBecause = "redacted_because"
-            case transactionId = "transaction_id"
-        }
-        init(from decoder: any Decoder) throws {
-            let container = try? decoder.container(keyedBy: CodingKeys.self)
-            redactedBecause = container?.contains(.redactedBecause) ?? false
-            transactionId = try? container?.decodeIfPresent(String.self, forKey: .transactionId)
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case type, sender, content, redacts, unsigned
-        case eventId = "event_id"
-        case originServerTs = "origin_server_ts"
-        case stateKey = "state_key"
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        type = try container.decode(String.self, forKey: .type)
-        eventId = try? container.decodeIfPresent(String.self, forKey: .eventId)
-        sender = try? container.decodeIfPresent(String.self, forKey: .sender)
-        originServerTs = try? container.decodeIfPresent(Int64.self, forKey: .originServerTs)
-        stateKey = try? container.decodeIfPresent(String.self, forKey: .stateKey)
-        content = try? container.decodeIfPresent(Content.self, forKey: .content)
-        rawContent = try? container.decodeIfPresent(JSONValue.self, forKey: .content)
-        if type == "m.room.power_levels" { powerLevels = try? container.decodeIfPresent(PowerLevels.self, forKey: .content) }
-        redacts = try? container.decodeIfPresent(String.self, forKey: .redacts)
-        let unsigned = try? container.decodeIfPresent(Unsigned.self, forKey: .unsigned)
-        isRedacted = unsigned?.redactedBecause ?? false
-        transactionId = unsigned?.transactionId
     }
 }
 

@@ -1,3 +1,5 @@
+import JSONText
+
 /// An event as the push rules read it: each property under its dot-separated path
 /// (`content.body`, `content.m\.relates_to.rel_type`), a literal `.` or `\` in a property name
 /// escaped with `\` as the spec's appendix says. Objects are flattened; strings, numbers, booleans,

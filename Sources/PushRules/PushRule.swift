@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// One condition of an `override` or `underride` rule (spec: Push Rules, Conditions). One the
 /// evaluator cannot read (an unknown kind, a `room_member_count` it cannot parse, a missing key)

@@ -1,7 +1,8 @@
 import Foundation
+import JSONText
 
 /// A room's `m.room.power_levels` as far as notifications need it.
-public struct PowerLevels: Sendable, Equatable, Decodable {
+public struct PowerLevels: Sendable, Equatable {
     public var users: [String: Int]
     public var usersDefault: Int
     /// The level a sender needs to notify with each kind (`room`: `@room`), 50 unless set.
@@ -13,18 +14,20 @@ public struct PowerLevels: Sendable, Equatable, Decodable {
         self.notifications = notifications
     }
 
-    /// Levels of the wrong type (a hostile client's event) read as absent.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        users = (try? container.decode([String: Int].self, forKey: .users)) ?? [:]
-        usersDefault = (try? container.decode(Int.self, forKey: .usersDefault)) ?? 0
-        notifications = (try? container.decode([String: Int].self, forKey: .notifications)) ?? [:]
+    /// The levels in an `m.room.power_levels` event's content; levels of the wrong type (a hostile
+    /// client's event) read as absent.
+    public init(json content: JSONValue) {
+        users = content["users"]?.object?.compactMapValues(\.level) ?? [:]
+        usersDefault = content["users_default"]?.level ?? 0
+        notifications = content["notifications"]?.object?.compactMapValues(\.level) ?? [:]
     }
-
-    enum CodingKeys: String, CodingKey { case users, usersDefault = "users_default", notifications }
 
     public func level(of user: String) -> Int { users[user] ?? usersDefault }
     public func required(toNotify key: String) -> Int { notifications[key] ?? 50 }
+}
+
+extension JSONValue {
+    fileprivate var level: Int? { integer.flatMap { Int(exactly: $0) } }
 }
 
 /// What the evaluator needs of the room an event is in, at the time of the event.

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import PushRules
 
 /// The account's push rules evaluated for each event, side by side in one run with Synapse's own

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONText
 import PushRules
 import Upstream
 @testable import MatrixClient
@@ -8,7 +9,29 @@ import Upstream
 @Suite("Matrix sync translation")
 struct SyncTranslationTests {
     private func sync(_ json: String) throws -> SyncResponse {
-        try JSONDecoder().decode(SyncResponse.self, from: Data(json.utf8))
+        try SyncResponse(jsonText: Array(json.utf8))
+    }
+
+    @Test func aSyncReadsWhatItCanAndOnlyALostPositionRefusesIt() throws {
+        let response = try sync("""
+            {"next_batch": "s2", "rooms": {"join": {
+              "!r:x": {"timeline": {"events": [{"content": {"body": "no type"}}, 7, {"type": "m.room.message", "event_id": "$1", "content": {"body": "hi", "msgtype": 5}}],
+                                    "limited": "yes", "prev_batch": "p1"},
+                       "unread_notifications": {"notification_count": -3, "highlight_count": 1.5},
+                       "summary": {"m.heroes": ["@bob:x", 4], "m.joined_member_count": 3}},
+              "!broken:x": "no room"
+            }}, "account_data": {"events": [{"type": "m.direct", "content": {"@bob:x": ["!r:x", 1], "@eve:x": "!r:x"}}]}}
+            """)
+        let room = try #require(response.rooms?.join?["!r:x"])
+        #expect(room.timeline?.events?.map(\.eventId) == ["$1"], "an entry with no type, or no object, is no event; the rest are kept")
+        #expect(room.timeline?.events?.first?.content?.body == "hi" && room.timeline?.events?.first?.content?.msgtype == nil, "a field of the wrong type reads as absent")
+        #expect(room.timeline?.limited == nil && room.timeline?.prevBatch == "p1")
+        #expect(room.unreadNotifications?.notificationCount == 0 && room.unreadNotifications?.highlightCount == nil, "a negative count is none, a fraction no count")
+        #expect(room.summary?.heroes == ["@bob:x"] && room.summary?.joinedMemberCount == 3)
+        #expect(response.rooms?.join?["!broken:x"] == nil, "a room that is no object is left out")
+        #expect(response.accountData?.events?.first?.direct == ["@bob:x": ["!r:x"]], "m.direct keeps the room ids it can read")
+        #expect(throws: AnswerShapeError.self, "without next_batch there is no position to go on from") { try sync(#"{"rooms": {}}"#) }
+        #expect(throws: JSONReadError.self) { try sync(#"{"next_batch": "s3""#) }
     }
 
     @Test func aRoomIsNamedByItsNameThenItsAliasThenItsMembers() throws {
@@ -204,7 +227,7 @@ struct SyncTranslationTests {
     @Test func aSenderIsNamedAsTheRoomNamedThemWhenTheyWrote() throws {
         var members = RoomMembers()
         func member(_ user: String, _ content: String) throws -> RoomEvent {
-            try JSONDecoder().decode(RoomEvent.self, from: Data(#"{"type": "m.room.member", "state_key": "\#(user)", "content": \#(content)}"#.utf8))
+            try #require(RoomEvent(json: JSONValue(parsing: Array(#"{"type": "m.room.member", "state_key": "\#(user)", "content": \#(content)}"#.utf8))))
         }
         #expect(members.name(of: "@bob:x", in: "!r:x") == "bob", "unknown: the localpart")
         members.learn(try member("@bob:x", #"{"membership": "join", "displayname": "Bob <b>B</b>"}"#), in: "!r:x")
@@ -215,7 +238,7 @@ struct SyncTranslationTests {
         members.learn(try member("@bob:x", #"{"membership": "join", "displayname": 12}"#), in: "!r:x")
         #expect(members.name(of: "@bob:x", in: "!r:x") == "bob", "a name that is no string is none")
         #expect(!members.isEncrypted("!r:x"))
-        members.learn(try JSONDecoder().decode(RoomEvent.self, from: Data(#"{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}"#.utf8)), in: "!r:x")
+        members.learn(try #require(RoomEvent(json: JSONValue(parsing: Array(#"{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}"#.utf8)))), in: "!r:x")
         #expect(members.isEncrypted("!r:x"))
     }
 
@@ -288,7 +311,7 @@ struct RateLimitWaitTests {
 
     @Test func olderHistoryGoesOnAtEachEndAndStopsWhereTheRoomBeginsOrAPageNamesItsOwnStart() throws {
         let position = HistoryPosition(chatId: 1, upstreamChat: "!r", token: "t10")
-        func page(_ json: String) throws -> MessagesPage { try JSONDecoder().decode(MessagesPage.self, from: Data(json.utf8)) }
+        func page(_ json: String) throws -> MessagesPage { try MessagesPage(jsonText: Array(json.utf8)) }
         #expect(MatrixUpstream.nextPosition(after: try page(#"{"chunk": [], "start": "t10", "end": "t5"}"#), from: position)?.token == "t5",
                 "an empty page with an end goes on: events hidden by history visibility")
         #expect(MatrixUpstream.nextPosition(after: try page(#"{"chunk": [], "start": "t10"}"#), from: position) == nil, "no end: the beginning")

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 @testable import PushRules
 
 /// The spec's server-default rules (Predefined Rules, v1.17) for `@alice:example.org`, with the
@@ -66,7 +67,7 @@ func defaultRules(enablingMaster: Bool = false, extra: String = "") -> PushRuleS
 
 /// An event from JSON text, flattened.
 func event(_ json: String) -> FlattenedEvent {
-    FlattenedEvent(try! JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)))
+    FlattenedEvent(try! JSONValue(parsing: Array(json.utf8)))
 }
 
 /// A message from `sender` with `content` (JSON object text).
