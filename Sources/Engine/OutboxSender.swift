@@ -93,6 +93,15 @@ public actor OutboxSender {
     /// Deleted entries whose row is gone: a read that starts after that cannot find them, so they
     /// leave `deleting` at the next read's start.
     private var deleted: Set<Int64> = []
+    /// Entries a try of which got no answer that says the upstream did not take it
+    /// (``SendPolicy/mayHaveArrived(after:)``), and, from before this process, every entry tried
+    /// and kept: they may be in the chat already, so Delete refuses them until a try answers.
+    private var answerUnknown: Set<Int64> = []
+    /// The entries tried before this process started have been read into `answerUnknown`.
+    private var knowsEarlierTries = false
+    /// Entries a try of this process got a telling answer for (sent, or refused under their key),
+    /// so an earlier process's try no longer leaves them unknown.
+    private var answered: Set<Int64> = []
     /// The account's oldest queued entries as last read, sent in turn before the store is read again.
     private var line: [(entry: OutboxEntry, upstreamChat: String?)] = []
     /// How many entries one read of the line takes.
@@ -201,9 +210,18 @@ public actor OutboxSender {
         tryWaiters[id]?.cancel(waiterID, returning: .queued)
     }
 
-    /// Takes an entry out unsent (Delete); one being sent right now stays.
+    /// Takes an entry out unsent (Delete); one being sent right now, or that may have arrived, stays.
     public func discard(_ id: Int64) async throws(StoreError) -> OutboxRemoval {
+        if !knowsEarlierTries { try await readEarlierTries() }
         guard !entriesBeingSent.contains(id) else { return .sending }
+        if answerUnknown.contains(id) {
+            // Its echo may have come through the sync meanwhile and taken it out of the outbox.
+            guard try await store.outbox(of: account).contains(where: { $0.id == id }) else {
+                answerUnknown.remove(id)
+                return .notFound
+            }
+            return .sending
+        }
         line.removeAll { $0.entry.id == id }
         // From here the loop will not take it, even from a read of the line that is under way.
         deleting.insert(id)
@@ -222,6 +240,16 @@ public actor OutboxSender {
         emit(.outboxLeft(account: account, outboxId: entry.id, chatId: entry.chatId, sent: false))
         settle(id, .notFailed)
         return removal
+    }
+
+    /// An entry an earlier process tried and kept (a try that ended unsent is counted) may have
+    /// arrived with one of those tries. A try cut by the process itself stopping is not counted,
+    /// so such an entry reads as never tried: the one case Delete cannot tell.
+    private func readEarlierTries() async throws(StoreError) {
+        let tried = try await store.outbox(of: account).filter { $0.attempts > 0 && $0.state != .failed }.map(\.id)
+        // A try of this process may have answered while the store was read: what it learnt holds.
+        if !knowsEarlierTries { answerUnknown.formUnion(tried.filter { !answered.contains($0) }) }
+        knowsEarlierTries = true
     }
 
     /// Sends until the task is cancelled, then lets what was sent be stored; what was on its way
@@ -312,13 +340,23 @@ public actor OutboxSender {
         }
         do throws(UpstreamError) {
             let sent = try await upstream.send(message, token: session.token, deadline: deadline)
+            answered.insert(entry.id)
+            answerUnknown.remove(entry.id)
             policy.sent()
             storeBehind(sent, for: sending)
         } catch {
             if error != .cancelled { log.info("message \(entry.id) (try \(sending.attempts)): \(error)") }
+            if SendPolicy.mayHaveArrived(after: error) { answerUnknown.insert(entry.id) }
             line = []  // an entry not sent goes first again, in its place
             storeWhatWasSent()
-            await perform(policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53)), for: sending)
+            let outcome = policy.failed(error, jitter: Double(random.next() >> 11) / Double(UInt64(1) << 53))
+            if case .refused = outcome {
+                // Refused under its key: the upstream took none of its tries (one it had taken, the
+                // same key would answer as sent). A message refused for good is the person's to delete.
+                answerUnknown.remove(entry.id)
+                answered.insert(entry.id)
+            }
+            await perform(outcome, for: sending)
         }
     }
 

@@ -88,6 +88,17 @@ public struct SendPolicy: Sendable, Equatable {
         }
     }
 
+    /// Whether a try that ended with `error` may have left the message with the upstream all the
+    /// same: the request may have reached it and only the answer was lost (cut, late, garbled, a
+    /// gateway's 5xx, the try cancelled mid-way). Such an entry is no longer the person's to
+    /// delete as never sent: its next try, under the same key, tells what became of it.
+    public static func mayHaveArrived(after error: UpstreamError) -> Bool {
+        switch error {
+        case .unreachable, .timedOut, .serverError, .badResponse, .tooLarge, .cancelled: true
+        case .refused, .forbidden, .rateLimited, .unauthorized, .anotherPoller, .paymentDeclined: false
+        }
+    }
+
     /// What to do after the copy could not store a sent message (or read the outbox): wait, then
     /// look again. The upstream has the message; the same key again later answers the same
     /// message, and storing it is tried then.

@@ -548,6 +548,43 @@ struct OutboxSenderTests {
         #expect(inbox.kept == ["on its way"], "the deleted one never went")
     }
 
+    @Test func aMessageWhoseAnswerWasLostMayHaveArrivedSoItIsNotDeletedButGoesAgainOnce() async throws {
+        try await chats()
+        let inbox = ChatInbox(clock: clock)
+        inbox.next(.loseAnswer(.unreachable("connection reset")))
+        var running = start(inbox)
+        defer { running.task.cancel() }
+        let entry = try await write(running, "maybe there")
+        await events(of: &running, until: became(.queued, afterTry: 1))
+        #expect(inbox.kept == ["maybe there"], "the upstream has it; only its answer was lost")
+        #expect(try await running.sender.discard(entry.id) == .sending, "a 204 would promise it was never sent")
+        await clock.waitForSleepers(1)
+        clock.advance(by: clock.nextDeadline ?? .zero)
+        await events(of: &running, until: left(1))
+        #expect(inbox.kept == ["maybe there"] && inbox.keysCalled == [entry.upstreamKey, entry.upstreamKey], "kept once, under its key")
+        #expect(try await running.sender.discard(entry.id) == .notFound)
+    }
+
+    @Test func aMessageAnEarlierProcessTriedIsNotDeletedButOneNeverTriedOrRefusedForGoodIs() async throws {
+        try await chats()
+        guard case .queued(let tried) = try await store.enqueue("tried before", to: 1, of: .primary, requestKey: "a", upstreamKey: "lp-a",
+                                                                createdAt: "2026-12-03T08:00:00.000Z"),
+              case .queued(let untried) = try await store.enqueue("never tried", to: 1, of: .primary, requestKey: "b", upstreamKey: "lp-b",
+                                                                  createdAt: "2026-12-03T08:00:00.000Z"),
+              case .queued(let refused) = try await store.enqueue("refused", to: 1, of: .primary, requestKey: "c", upstreamKey: "lp-c",
+                                                                  createdAt: "2026-12-03T08:00:00.000Z") else { return }
+        try await store.setOutboxState(tried.id, to: .queued, endingATry: true)
+        try await store.setOutboxState(refused.id, to: .failed, refusal: SendRefusal(.forbidden, detail: "no"), endingATry: true)
+        // Not live: the sender sends nothing, so only what the store says of earlier tries decides.
+        let running = start(ChatInbox(clock: clock), live: { false })
+        defer { running.task.cancel() }
+        #expect(try await running.sender.discard(tried.id) == .sending, "an earlier try may have arrived")
+        guard case .removed = try await running.sender.discard(untried.id), case .removed = try await running.sender.discard(refused.id) else {
+            Issue.record("a message never tried, or refused for good, is the person's to delete")
+            return
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aDeleteWhileTheSenderReadsItsLineMeansTheMessageIsNeverSent() async throws {
         try await chats()
         let gated = HeldLineRead(store)

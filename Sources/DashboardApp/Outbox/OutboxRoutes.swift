@@ -11,7 +11,8 @@ import Upstream
 ///   `Idempotency-Key`: 202 `{"outboxId", "state": "queued"}`, the same answer again for the same
 ///   key; with `threadId`, it answers in the thread of that stored message;
 /// - `GET /api/outbox`: what is not sent yet, oldest first, each failed one with its error;
-/// - `DELETE /api/outbox/{id}`: removes an unsent message (204); one being sent right now is 409.
+/// - `DELETE /api/outbox/{id}`: removes an unsent message (204); one being sent right now, or whose
+///   last try got no answer (it may have arrived), is 409.
 struct OutboxRoutes {
     let outboxes: Outboxes
     let copy: LocalCopy
@@ -133,7 +134,7 @@ struct OutboxRoutes {
             case .removed:
                 return HTTPResponse(status: .noContent)
             case .sending:
-                return Problem(status: .conflict, detail: "The message is being sent right now; whether it arrives is up to the chat server's answer.").response
+                return Problem(status: .conflict, detail: "The message is being sent, or a try of it got no answer and it may have arrived; whether it is in the chat is up to the chat server's answer to the next try.").response
             case .notFound:
                 return Problem(status: .notFound, detail: "There is no unsent message \(id).").response
             }

@@ -95,7 +95,8 @@ public enum OutboxAdmission: Sendable, Equatable {
 /// Why an entry could not be taken out of the outbox.
 public enum OutboxRemoval: Sendable, Equatable {
     case removed(OutboxEntry)
-    /// It is being sent right now: its fate is the upstream's answer.
+    /// It is being sent right now, or a try got no answer (it may be in the chat already): its
+    /// fate is the upstream's answer to its next try.
     case sending
     case notFound
 }
