@@ -77,6 +77,12 @@ export function mentionMark(message) {
   return message.attention === "mention" ? [element("span", { className: "mention-mark", text: " · Mentions you" })] : [];
 }
 
+/** " · in a thread" for a reply in a thread (`threadId`), where a stream of every chat shows it
+ *  among the chats' own messages; nothing for any other. */
+export function threadMark(message) {
+  return message.threadId == null ? [] : [element("span", { className: "thread-mark", text: " · in a thread" })];
+}
+
 /** The class of a message's row: a mention stands out, as in Element. */
 export function messageClass(message, extra = "") {
   return `message${message.attention === "mention" ? " mention" : ""}${extra}`;

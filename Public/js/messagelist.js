@@ -11,7 +11,7 @@
 // so what moves is the view, never the layout under the reader. Rows are never rebuilt or moved
 // once in the DOM, so a selection in them survives every update.
 
-import { editedMark, element, mentionMark, messageClass, messageText, senderOf, timeElement } from "./dom.js";
+import { editedMark, element, mentionMark, messageClass, messageText, senderOf, threadMark, timeElement } from "./dom.js";
 import { reactionsRow } from "./reactionchips.js";
 
 const MAX_ROWS = 160;
@@ -502,7 +502,7 @@ function messageRow(message) {
   const sender = senderOf(message);
   const who = chat === sender ? sender : `${sender} · ${chat}`;
   return element("li", { className: messageClass(message), attributes: { "data-id": String(message.id) } }, [
-    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...editedMark(message), ...mentionMark(message)]),
+    element("div", { className: "meta" }, [document.createTextNode(`${who} · `), timeElement(message.sentAt), ...threadMark(message), ...editedMark(message), ...mentionMark(message)]),
     messageText(message),
     ...reactionsRow(message, null, [], { interactive: false }),
   ]);

@@ -348,6 +348,10 @@ def test_a_thread_is_read_and_answered_in_its_own_view_and_search_opens_a_reply_
     driver.get(dashboard.url)
     wait(driver, lambda: status_text(driver).startswith("Live"), seconds=20, message="live")
     wait(driver, lambda: "in the room itself" in texts(driver, "primary"), seconds=20, message="the history")
+    # The stream of every chat shows the reply among the room's messages, said to be in a thread.
+    meta = lambda text: driver.execute_script("return [...document.querySelectorAll('[data-messages-for=primary] li.message')].find(li => li.querySelector('.text')?.textContent === arguments[0])?.querySelector('.meta').textContent ?? null", text)
+    assert "in a thread" in (meta("the ridge trail, 9 am") or ""), meta("the ridge trail, 9 am")
+    assert "in a thread" not in (meta("in the room itself") or "in a thread"), meta("in the room itself")
     row = driver.execute_script("return [...document.querySelectorAll('#chats [data-chat]')].find(b => b.textContent.includes('Weekend'))")
     click(driver, row)
     timeline = lambda: driver.execute_script("return [...document.querySelectorAll('#chat-messages li.message .text')].map(t => t.textContent)")
