@@ -56,6 +56,11 @@ public enum JSONValue: Sendable, Equatable, Decodable {
         if case .integer(let value) = self { value } else { nil }
     }
 
+    /// An integer that fits in an `Int` (a count, a level).
+    public var int: Int? {
+        integer.flatMap { Int(exactly: $0) }
+    }
+
     public var bool: Bool? {
         if case .bool(let value) = self { value } else { nil }
     }

@@ -92,12 +92,12 @@ struct SyncResponse: ReadFromJSON, Sendable {
             state = room["state"]?.object.map { Events(events: RoomEvent.list($0["events"])) }
             summary = room["summary"]?.object.map { summary in
                 Summary(heroes: summary["m.heroes"]?.array?.compactMap(\.string),
-                        joinedMemberCount: summary["m.joined_member_count"]?.count,
-                        invitedMemberCount: summary["m.invited_member_count"]?.count)
+                        joinedMemberCount: summary["m.joined_member_count"]?.int,
+                        invitedMemberCount: summary["m.invited_member_count"]?.int)
             }
             unreadNotifications = room["unread_notifications"]?.object.map { counts in
-                UnreadNotifications(notificationCount: counts["notification_count"]?.count.map { max(0, $0) },
-                                    highlightCount: counts["highlight_count"]?.count.map { max(0, $0) })
+                UnreadNotifications(notificationCount: counts["notification_count"]?.int.map { max(0, $0) },
+                                    highlightCount: counts["highlight_count"]?.int.map { max(0, $0) })
             }
         }
     }
@@ -144,11 +144,6 @@ struct MessagesPage: ReadFromJSON, Sendable {
         end = json["end"]?.string
         state = RoomEvent.list(json["state"])
     }
-}
-
-extension JSONValue {
-    /// An integer that fits in an `Int` (a count, a level).
-    var count: Int? { integer.flatMap { Int(exactly: $0) } }
 }
 
 extension RoomEvent {

@@ -17,17 +17,13 @@ public struct PowerLevels: Sendable, Equatable {
     /// The levels in an `m.room.power_levels` event's content; levels of the wrong type (a hostile
     /// client's event) read as absent.
     public init(json content: JSONValue) {
-        users = content["users"]?.object?.compactMapValues(\.level) ?? [:]
-        usersDefault = content["users_default"]?.level ?? 0
-        notifications = content["notifications"]?.object?.compactMapValues(\.level) ?? [:]
+        users = content["users"]?.object?.compactMapValues(\.int) ?? [:]
+        usersDefault = content["users_default"]?.int ?? 0
+        notifications = content["notifications"]?.object?.compactMapValues(\.int) ?? [:]
     }
 
     public func level(of user: String) -> Int { users[user] ?? usersDefault }
     public func required(toNotify key: String) -> Int { notifications[key] ?? 50 }
-}
-
-extension JSONValue {
-    fileprivate var level: Int? { integer.flatMap { Int(exactly: $0) } }
 }
 
 /// What the evaluator needs of the room an event is in, at the time of the event.
