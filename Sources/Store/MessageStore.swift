@@ -54,6 +54,7 @@ public actor MessageStore {
         do {
             connection = try SQLiteConnection(path: location.sqlitePath)
             try Migrations.migrate(connection, progress: progress)
+            try PlannerStatistics.install(on: connection)
             usage = StorageUsage(
                 usedBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'used_bytes'") ?? 0,
                 quotaBytes: try connection.scalarInt("SELECT value FROM settings WHERE key = 'quota_bytes'")
