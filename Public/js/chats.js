@@ -15,7 +15,7 @@ import { makeComposer } from "./composer.js";
 import { showReadFailure } from "./view.js";
 import { wireReactions } from "./chatreactions.js";
 import { reactionsRow } from "./reactionchips.js";
-import { inTimeline, threadSummaryWords } from "./threads.js";
+import { inTimeline, threadSummaryWords, threadUnreadWords } from "./threads.js";
 import { closeThread, openThread, threadMessagesHeard, threadMessageChanged, threadOutboxChanged, wireThreads } from "./threadview.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -448,15 +448,19 @@ function renderMessages() {
   renderControls();
 }
 
-/** A thread's first message: "2 replies · last reply 5 min ago", the way into the thread. */
+/** A thread's first message: "2 replies · last reply 5 min ago", and what is unread in it (as
+ *  Element's thread dot), the way into the thread. */
 function threadSummary(message) {
   const words = threadSummaryWords(message.thread);
   if (!words) return [];
   const last = timeElement(message.thread.lastReplyAt);
+  const unread = threadUnreadWords(message.thread);
   return [element("button", {
-    className: "thread-summary",
-    attributes: { type: "button", "data-thread": String(message.id), "aria-label": `Open the thread: ${words}, the last ${last.textContent}` },
-  }, [document.createTextNode(`${words} · last reply `), last])];
+    className: `thread-summary${unread ? " unread" : ""}${message.thread.highlights > 0 ? " mention" : ""}`,
+    attributes: { type: "button", "data-thread": String(message.id),
+      "aria-label": `Open the thread: ${words}${unread ? `, ${unread}` : ""}, the last ${last.textContent}` },
+  }, [document.createTextNode(`${words} · last reply `), last,
+    ...(unread ? [element("span", { className: "thread-unread", text: ` · ${unread}` })] : [])])];
 }
 
 function renderControls() {

@@ -15,6 +15,22 @@ export function threadSummaryWords(thread) {
   return count === 1 ? "1 reply" : `${count} replies`;
 }
 
+/** What is unread in a thread, in words: "" when it was read, "1 unread", or "3 unread, 1
+ *  mention" when some of them mention the account. */
+export function threadUnreadWords(thread) {
+  const unread = Number.isInteger(thread?.unread) ? thread.unread : 0;
+  const mentions = Number.isInteger(thread?.highlights) ? thread.highlights : 0;
+  if (unread <= 0 && mentions <= 0) return "";
+  const words = `${Math.max(unread, mentions)} unread`;
+  return mentions > 0 ? `${words}, ${mentions === 1 ? "1 mention" : `${mentions} mentions`}` : words;
+}
+
+/** Whether the open thread under `root` is to be marked read now: it has something unread and the
+ *  person can see it (the view open, the tab in view). A thread read already asks nothing. */
+export function threadWantsReading(root, { open, visible }) {
+  return Boolean(open && visible && threadUnreadWords(root?.thread));
+}
+
 /** Where a search result opens: its chat at the message, or, for a reply in a thread, the chat at
  *  the thread's first message with the thread open at the reply. */
 export function placeOf(message) {

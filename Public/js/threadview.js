@@ -3,11 +3,11 @@
 // thread. It opens over the chat view, from a first message's "2 replies" or a search result in a
 // thread; new replies come in as they are stored. Rules in threads.js; writing in composer.js.
 
-import { getJSON, reasonFor, UnreadableAnswer } from "./api.js";
+import { getJSON, post, reasonFor, UnreadableAnswer } from "./api.js";
 import { editedMark, element, mentionMark, messageClass, messageText, senderOf, setText, timeElement } from "./dom.js";
 import { makeComposer } from "./composer.js";
 import { reactionsRow } from "./reactionchips.js";
-import { withThreadReplies } from "./threads.js";
+import { threadWantsReading, withThreadReplies } from "./threads.js";
 import { showReadFailure } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -35,6 +35,19 @@ export function wireThreads({ chat, outbox, canSend, errorOf, handlers }) {
   $("#thread-close").addEventListener("click", () => $("#thread-view").close());
   $("#thread-view").addEventListener("close", threadClosed);
   $("#thread-older").addEventListener("click", () => loadReplies({ older: true, clicked: true }));
+  document.addEventListener("visibilitychange", readIfSeen);
+}
+
+/** Marks the open thread read when it has something unread and can be seen (threads.js): the
+ *  server answers with a change of its first message, which shows it read. */
+function readIfSeen() {
+  const shown = thread;
+  if (!threadWantsReading(shown?.root, { open: $("#thread-view").open, visible: document.visibilityState === "visible" })) return;
+  if (shown.reading) return;
+  shown.reading = true;
+  post(`/api/chats/${encodeURIComponent(shown.chatId)}/read?account=${shown.account}`, { thread: shown.root.id })
+    .catch(() => {}) // not reached: it stays unread, which is still true, and the next change asks again
+    .finally(() => { shown.reading = false; });
 }
 
 /** Opens the thread under `root` (a stored message of the open chat); `at` a reply to show (a
@@ -52,6 +65,7 @@ export async function openThread(account, chatId, root, { at = null, opener = nu
   $("#thread-view-title").focus();
   await loadReplies();
   if (!thread || thread.root.id !== root.id) return;
+  readIfSeen();
   const found = at == null ? null : $(`#thread-messages [data-id="${at}"]`);
   if (found) {
     found.scrollIntoView({ block: "center" });
@@ -112,8 +126,10 @@ export function threadMessagesHeard(account, messages) {
 /** A stored message changed (edited, its reactions, its thread's count): the open thread shows it. */
 export function threadMessageChanged(account, message) {
   if (!thread || thread.account !== account) return;
-  if (message.id === thread.root.id) thread.root = { ...thread.root, ...message };
-  else if (thread.replies.some((reply) => reply.id === message.id)) {
+  if (message.id === thread.root.id) {
+    thread.root = { ...thread.root, ...message };
+    readIfSeen(); // a reply came while it is open: read as it is seen
+  } else if (thread.replies.some((reply) => reply.id === message.id)) {
     thread.replies = thread.replies.map((reply) => (reply.id === message.id ? { ...reply, ...message } : reply));
   } else return;
   render();

@@ -103,7 +103,7 @@ public struct DashboardServices: Sendable {
         // The hub publishes to the feed, whose polls are answered on the loop: it runs there too.
         var background: [any Service] = [NamedService("events") { await withTaskExecutorPreference(loop) { await hub.run(events) } }]
         if let history { background.append(NamedService("history") { await history.run() }) }
-        let readMarkers = ReadMarkerQueue { chat, event in await engine.markReadUpstream(chatId: chat, eventId: event) }
+        let readMarkers = ReadMarkerQueue { place, event in await engine.markReadUpstream(place, eventId: event) }
         background.append(NamedService("read markers") { await readMarkers.run() })
         for (account, sender) in senders.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             // On the loop its sends are read on, if it has one: an answer resumes the sender where it

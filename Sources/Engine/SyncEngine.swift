@@ -149,15 +149,15 @@ public actor SyncEngine {
         problemBoard.problems
     }
 
-    /// Tells the upstream, when it keeps read markers, that `chatId` is read up to `eventId`, so
-    /// the account's other clients show it read too. A failure is logged and not retried: the
-    /// chat is read here either way, and the next read sends the marker again.
-    public func markReadUpstream(chatId: Int64, eventId: String) async {
+    /// Tells the upstream, when it keeps read markers, that `place` (a chat, or a thread in it)
+    /// is read up to `eventId`, so the account's other clients show it read too. A failure is
+    /// logged and not retried: it is read here either way, and the next read sends the marker again.
+    public func markReadUpstream(_ place: ReadPlace, eventId: String) async {
         guard let markers = upstream as? any ReadMarkers, let token else { return }
         do {
-            try await markers.markRead(token: token, chatId: chatId, eventId: eventId)
+            try await markers.markRead(token: token, chatId: place.chatId, eventId: eventId, thread: place.thread)
         } catch {
-            log.info("could not tell the upstream that chat \(chatId) was read: \(error)")
+            log.info("could not tell the upstream that \(place) was read: \(error)")
         }
     }
 

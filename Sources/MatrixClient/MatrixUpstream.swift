@@ -183,7 +183,9 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         let since = cursors.primary
         let delivery: AnswerDelivery = since == nil ? .history : wait == .catchUp ? .missed : .live
         let timeout = delivery == .live ? wait.seconds * 1000 : 0
-        var query = "timeout=\(timeout)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit)}}}")
+        // Counts per thread, so that a thread read shows read (the room's counts hold the main
+        // timeline's alone then; `NotificationCounts` sums them again).
+        var query = "timeout=\(timeout)&filter=" + Self.encode("{\"room\":{\"timeline\":{\"limit\":\(timelineLimit),\"unread_thread_notifications\":true}}}")
         if let since {
             query += "&since=" + Self.encode(since)
             // What this process knows of members and encryption is learnt from syncs: the first
@@ -216,12 +218,15 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
                 $0.members.learn(room.summary, of: roomID)
                 $0.rooms[chatID] = roomID
             }
+            // The homeserver's own counts, by the account's push rules: a muted room's messages are
+            // not unread. The room's are its main timeline's; a thread's are apart (a thread left
+            // out has none), and the chat counts both, as Element's room list does.
+            let roomCounts = joined ? room.unreadNotifications.flatMap { main in
+                main.notificationCount.map { _ in NotificationCounts(main, threads: room.unreadThreadNotifications) }
+            } : nil
             // Read here or in another client: nothing in the room counts as unread for the account.
-            if room.unreadNotifications?.notificationCount == 0 || !joined { readElsewhere.append(chatID) }
-            // The homeserver's own counts, by the account's push rules: a muted room's messages are not unread.
-            if joined, let notifications = room.unreadNotifications?.notificationCount {
-                counts[chatID] = NotificationCounts(notifications: Int64(notifications), highlights: Int64(room.unreadNotifications?.highlightCount ?? 0))
-            }
+            if roomCounts?.notifications == 0 || !joined { readElsewhere.append(chatID) }
+            if let roomCounts { counts[chatID] = roomCounts }
             var events = room.timeline?.events ?? []
             // Older history goes back from the oldest event this answer holds of the room.
             var olderFrom = room.timeline?.prevBatch
@@ -301,13 +306,22 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
 
     /// Moves the account's fully-read marker and its private read receipt to `eventId`, as
     /// Element does when a room is read, so every client of the account shows it read (a private
-    /// receipt: the others in the room are not told).
-    public func markRead(token: String, chatId: Int64, eventId: String) async throws(UpstreamError) {
+    /// receipt: the others in the room are not told). That receipt is unthreaded (CONTRACT section
+    /// 10), so it reads the room's threads too, up to `eventId`. A thread read (`thread`, its first
+    /// message's event id) is a private receipt in that thread alone (`thread_id`, spec 11.6.2.2),
+    /// as Element sends from its thread view.
+    public func markRead(token: String, chatId: Int64, eventId: String, thread: String?) async throws(UpstreamError) {
         guard let roomID = state.withLock({ $0.rooms[chatId] }) else {
             throw .badResponse("chat \(chatId) is no room this process has synced")
         }
+        let room = "/_matrix/client/v3/rooms/\(Self.encode(roomID))"
+        if let thread {
+            let receipt = (try? JSONSerialization.data(withJSONObject: ["thread_id": thread])) ?? Data()
+            let _: EmptyAnswer = try await call("POST", "\(room)/receipt/m.read.private/\(Self.encode(eventId))", token: token, body: Array(receipt))
+            return
+        }
         let body = (try? JSONSerialization.data(withJSONObject: ["m.fully_read": eventId, "m.read.private": eventId])) ?? Data()
-        let _: EmptyAnswer = try await call("POST", "/_matrix/client/v3/rooms/\(Self.encode(roomID))/read_markers", token: token, body: Array(body))
+        let _: EmptyAnswer = try await call("POST", "\(room)/read_markers", token: token, body: Array(body))
     }
 
     // MARK: MessageSending

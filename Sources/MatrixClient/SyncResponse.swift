@@ -83,6 +83,9 @@ struct SyncResponse: ReadFromJSON, Sendable {
         /// What the account's notification counts say of the room: 0 when every message that
         /// counts was read (here or in another client).
         var unreadNotifications: UnreadNotifications?
+        /// Per thread (its first message's event id), with the filter's `unread_thread_notifications`:
+        /// those counts are apart from `unreadNotifications`, and a thread not here has none.
+        var unreadThreadNotifications: [String: UnreadNotifications] = [:]
 
         init?(json: JSONValue) {
             guard let room = json.object else { return nil }
@@ -95,16 +98,20 @@ struct SyncResponse: ReadFromJSON, Sendable {
                         joinedMemberCount: summary["m.joined_member_count"]?.int,
                         invitedMemberCount: summary["m.invited_member_count"]?.int)
             }
-            unreadNotifications = room["unread_notifications"]?.object.map { counts in
-                UnreadNotifications(notificationCount: counts["notification_count"]?.int.map { max(0, $0) },
-                                    highlightCount: counts["highlight_count"]?.int.map { max(0, $0) })
-            }
+            unreadNotifications = room["unread_notifications"].flatMap(UnreadNotifications.init(json:))
+            unreadThreadNotifications = room["unread_thread_notifications"]?.object?.compactMapValues(UnreadNotifications.init(json:)) ?? [:]
         }
     }
 
     struct UnreadNotifications: Sendable {
         var notificationCount: Int?
         var highlightCount: Int?
+
+        init?(json: JSONValue) {
+            guard let counts = json.object else { return nil }
+            notificationCount = counts["notification_count"]?.int.map { max(0, $0) }
+            highlightCount = counts["highlight_count"]?.int.map { max(0, $0) }
+        }
     }
 
     struct Timeline: Sendable {

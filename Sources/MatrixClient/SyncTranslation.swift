@@ -237,3 +237,17 @@ enum ReplyFallback {
         return lines[index...].joined(separator: "\n")
     }
 }
+
+extension NotificationCounts {
+    /// A room's counts from a sync with `unread_thread_notifications`: the main timeline's
+    /// (`main`) and each thread's, the chat's figure their sum.
+    init(_ main: SyncResponse.UnreadNotifications, threads: [String: SyncResponse.UnreadNotifications]) {
+        let perThread = threads.compactMapValues { thread -> NotificationCounts? in
+            let counts = NotificationCounts(notifications: Int64(thread.notificationCount ?? 0), highlights: Int64(thread.highlightCount ?? 0))
+            return counts.notifications == 0 && counts.highlights == 0 ? nil : counts
+        }
+        self.init(notifications: Int64(main.notificationCount ?? 0) + perThread.values.reduce(0) { $0 + $1.notifications },
+                  highlights: Int64(main.highlightCount ?? 0) + perThread.values.reduce(0) { $0 + $1.highlights },
+                  threads: perThread)
+    }
+}

@@ -13,7 +13,8 @@ enum MessageQueries {
         CASE WHEN m.event_id IS NULL THEN 0 ELSE \
         (SELECT count(*) FROM messages t WHERE t.account = m.account AND t.thread_root_event = m.event_id) END, \
         CASE WHEN m.event_id IS NULL THEN NULL ELSE \
-        (SELECT max(t.sent_at) FROM messages t WHERE t.account = m.account AND t.thread_root_event = m.event_id) END
+        (SELECT max(t.sent_at) FROM messages t WHERE t.account = m.account AND t.thread_root_event = m.event_id) END, \
+        \(ThreadQueries.unreadColumns)
         """
     private static let joinChats = "LEFT JOIN chats c ON c.account = m.account AND c.chat_id = m.chat_id"
 
@@ -76,7 +77,10 @@ enum MessageQueries {
         message.attention = row.isNull(at: 16) ? nil : UpstreamMessage.Attention(rawValue: row.string(at: 16))
         message.eventId = row.isNull(at: 17) ? nil : row.string(at: 17)
         message.threadId = row.isNull(at: 18) ? nil : row.int64(at: 18)
-        if row.int64(at: 19) > 0 { message.thread = ThreadSummary(replies: Int(row.int64(at: 19)), lastReplyAt: row.string(at: 20)) }
+        if row.int64(at: 19) > 0 {
+            message.thread = ThreadSummary(replies: Int(row.int64(at: 19)), lastReplyAt: row.string(at: 20),
+                                           unread: row.isNull(at: 21) ? 0 : Int(row.int64(at: 21)), highlights: row.isNull(at: 22) ? 0 : Int(row.int64(at: 22)))
+        }
         return message
     }
 }

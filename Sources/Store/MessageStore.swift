@@ -287,7 +287,12 @@ public actor MessageStore {
                 }
                 var outcome = AppliedBatch(fresh: fresh)
                 outcome.sent = sent
-                if !related.isEmpty || !insertedEvents.isEmpty {
+                // Threads whose unread counts changed show again (before the relations, which show
+                // the threads that grew, so that each is shown once, with both changes).
+                for (chatID, counts) in changes.counts.sorted(by: { $0.key < $1.key }) {
+                    threadRoots += try relations.setThreadCounts(of: chatID, to: counts.threads)
+                }
+                if !related.isEmpty || !insertedEvents.isEmpty || !threadRoots.isEmpty {
                     addedBytes += try relations.apply(related, inserted: insertedEvents, threadRoots: threadRoots, to: &outcome)
                 }
                 // A batch of deletions and shorter edits frees space: it is never refused for space.
@@ -711,6 +716,7 @@ public actor MessageStore {
                 let count = connection.changes
                 try connection.execute("DELETE FROM archived_messages")
                 try connection.execute("DELETE FROM reactions")
+                try connection.execute("DELETE FROM thread_unread")
                 try connection.execute("DELETE FROM chats")
                 try connection.execute("DELETE FROM cursors")
                 try connection.execute("DELETE FROM accounts")
@@ -737,6 +743,7 @@ public actor MessageStore {
                 let bytes = try connection.scalarInt("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?", .integer(linked)) ?? 0
                     + (connection.scalarInt("SELECT coalesce(sum(size), 0) FROM reactions WHERE account = ?", .integer(linked)) ?? 0)
                 try connection.statement("DELETE FROM reactions WHERE account = ?").run(.integer(linked))
+                try connection.statement("DELETE FROM thread_unread WHERE account = ?").run(.integer(linked))
                 try connection.statement("DELETE FROM messages WHERE account = ?").run(.integer(linked))
                 let count = connection.changes
                 try connection.statement("DELETE FROM chats WHERE account = ?").run(.integer(linked))

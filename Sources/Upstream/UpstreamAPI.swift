@@ -58,8 +58,9 @@ public protocol OlderHistory: Sendable {
 /// An upstream that keeps where the account has read each chat (Matrix read markers), so that
 /// marking a chat read here shows it read in the account's other clients (CONTRACT section 10).
 public protocol ReadMarkers: Sendable {
-    /// `chatId` is read up to the message with `eventId`.
-    func markRead(token: String, chatId: Int64, eventId: String) async throws(UpstreamError)
+    /// `chatId` is read up to the message with `eventId`: in the thread under the message with
+    /// event id `thread`, or, when that is nil, the chat's main timeline.
+    func markRead(token: String, chatId: Int64, eventId: String, thread: String?) async throws(UpstreamError)
 }
 
 /// A place in one chat's history, as its upstream names it.

@@ -236,12 +236,17 @@ public struct MessagesAnswer: Sendable, Equatable, Codable {
 /// A chat's unread messages as its upstream counts them: those that notify, and those among them
 /// that are mentions (highlights).
 public struct NotificationCounts: Sendable, Equatable {
+    /// The whole chat's: its main timeline and every thread in it.
     public var notifications: Int64
     public var highlights: Int64
+    /// The part of these in each thread that has any, keyed by the event id of the thread's first
+    /// message (a Matrix homeserver's `unread_thread_notifications`); a thread not here has none.
+    public var threads: [String: NotificationCounts]
 
-    public init(notifications: Int64, highlights: Int64) {
+    public init(notifications: Int64, highlights: Int64, threads: [String: NotificationCounts] = [:]) {
         self.notifications = notifications
         self.highlights = highlights
+        self.threads = threads
     }
 }
 

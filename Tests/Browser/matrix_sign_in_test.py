@@ -373,12 +373,49 @@ def test_a_thread_is_read_and_answered_in_its_own_view_and_search_opens_a_reply_
         click_selector(driver, "#thread-close")
         wait(driver, lambda: not visible(driver, "#thread-view"), message="closed")
         assert driver.execute_script("return document.activeElement.matches('button.thread-summary')"), "back where the person was"
-    # Live from another client, into the open thread.
+    # A reply while the thread is closed: its first message says it is unread, as Element's thread
+    # dot does, until the thread is opened; the room's own timeline stays read.
+    synapse.reply_in_thread(bob, room, root, "who drives?")
+    wait(driver, lambda: text_of(driver, summary).endswith("· 1 unread"), seconds=20, message=lambda: f"the thread unread: {text_of(driver, summary)}")
+    assert "1 unread" in driver.execute_script(f"return document.querySelector('{summary}').getAttribute('aria-label')")
+    shot(driver, SHOTS, "matrix-thread-unread")
     click_selector(driver, summary)
+    wait(driver, lambda: replies()[-1:] == ["who drives?"], message=lambda: f"the unread reply: {replies()}")
+    wait(driver, lambda: "unread" not in text_of(driver, summary), message=lambda: f"read once opened: {text_of(driver, summary)}")
+    # Live from another client, into the open thread: read as it comes.
     synapse.reply_in_thread(bob, room, root, "bring water")
     wait(driver, lambda: replies()[-1:] == ["bring water"], seconds=20, message=lambda: f"the live reply: {replies()}")
+    wait(driver, lambda: "unread" not in text_of(driver, summary) and "replies" in text_of(driver, summary),
+         message=lambda: f"read while open: {text_of(driver, summary)}")
     assert_accessible(driver)
     shot(driver, SHOTS, "matrix-thread")
+    # Refused (writing needs a power ines has not now): not sent, said in the thread with Try again,
+    # twice; once the room lets her write again, Try again sends it into the thread.
+    levels_path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/state/m.room.power_levels"
+    levels = synapse.call("GET", levels_path, token=bob)
+    levels.setdefault("events", {})["m.room.message"] = 50
+    synapse.call("PUT", levels_path, levels, token=bob)
+    synapse.send(bob, room, "only bob writes now")
+    wait(driver, lambda: "only bob writes now" in texts(driver, "primary"), seconds=15, message="the power change came")
+    find(driver, "#thread-text").send_keys("can Ann come?", Keys.ENTER)
+    echo = "#thread-outbox .not-sent"
+    wait(driver, lambda: visible(driver, echo) and "Not sent" in text_of(driver, echo), seconds=15, message=lambda: f"not sent, said: {text_of(driver, '#thread-outbox')}")
+    again = f"{echo} button[data-option='try-again']"
+    for round_number in (1, 2):
+        wait(driver, lambda: visible(driver, again) and enabled(driver, again), message="Try again can be clicked")
+        click_selector(driver, again)
+        told = "Try again didn't help" if round_number == 1 else "(2 tries,"
+        wait(driver, lambda: told in text_of(driver, echo), seconds=15, message=lambda: f"round {round_number}: the try is told: {text_of(driver, echo)}")
+    assert ("can Ann come?", "@ines:localhost") not in synapse.thread_replies(bob, room, root)
+    levels["events"]["m.room.message"] = 0
+    synapse.call("PUT", levels_path, levels, token=bob)
+    synapse.send(bob, room, "everyone writes again")
+    wait(driver, lambda: "everyone writes again" in texts(driver, "primary"), seconds=15, message="the power change back came")
+    wait(driver, lambda: visible(driver, again) and enabled(driver, again), message="Try again can be clicked once more")
+    click_selector(driver, again)
+    wait(driver, lambda: "can Ann come?" in replies(), seconds=20, message=lambda: f"sent into the thread at last: {replies()}")
+    wait(driver, lambda: not visible(driver, echo), message="no longer unsent")
+    wait(driver, lambda: ("can Ann come?", "@ines:localhost") in synapse.thread_replies(bob, room, root), seconds=15, message="in the room's thread")
     click_selector(driver, "#thread-close")
     click_selector(driver, "#chat-close")
     # Search finds a reply and opens it in its thread.

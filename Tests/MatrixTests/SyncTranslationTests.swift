@@ -34,6 +34,23 @@ struct SyncTranslationTests {
         #expect(throws: JSONReadError.self) { try sync(#"{"next_batch": "s3""#) }
     }
 
+    @Test func aRoomCountsItsMainTimelineAndEachThreadAndAThreadWithoutAnyIsLeftOut() throws {
+        let response = try sync("""
+            {"next_batch": "s2", "rooms": {"join": {"!r:x": {
+              "unread_notifications": {"notification_count": 2, "highlight_count": 0},
+              "unread_thread_notifications": {"$a": {"notification_count": 3, "highlight_count": 1},
+                                              "$b": {"notification_count": 0, "highlight_count": 0},
+                                              "$c": "not counts", "$d": {"notification_count": -1}}}}}}
+            """)
+        let room = try #require(response.rooms?.join?["!r:x"])
+        let main = try #require(room.unreadNotifications)
+        let counts = NotificationCounts(main, threads: room.unreadThreadNotifications)
+        #expect(counts.notifications == 5 && counts.highlights == 1, "the chat counts its timeline and its threads, as Element's room list")
+        #expect(counts.threads == ["$a": NotificationCounts(notifications: 3, highlights: 1)],
+                "a thread with nothing unread, or no counts to read, has none")
+        #expect(NotificationCounts(main, threads: [:]) == NotificationCounts(notifications: 2, highlights: 0), "a room without threads")
+    }
+
     @Test func aRoomIsNamedByItsNameThenItsAliasThenItsMembers() throws {
         var names = RoomNames()
         let response = try sync("""

@@ -1,7 +1,7 @@
 // Threads on the page (Public/js/threads.js) and their place in the outbox, with Node's own test runner.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { inTimeline, placeOf, threadSummaryWords, withThreadReplies } from "../../Public/js/threads.js";
+import { inTimeline, placeOf, threadSummaryWords, threadUnreadWords, threadWantsReading, withThreadReplies } from "../../Public/js/threads.js";
 import { emptyOutbox, outboxFrom, pendingIn, withAccepted, withWriting } from "../../Public/js/outbox.js";
 
 test("a reply in a thread is read in its thread, every other message in the chat's timeline", () => {
@@ -16,6 +16,26 @@ test("a thread's first message counts its replies in words, and a message withou
   assert.equal(threadSummaryWords(undefined), "");
   assert.equal(threadSummaryWords({ replies: 0 }), "");
   assert.equal(threadSummaryWords({ replies: "3" }), "", "a count that is no number is none");
+});
+
+test("what is unread in a thread reads as a count, with its mentions, and a read thread says nothing", () => {
+  assert.equal(threadUnreadWords({ replies: 3, unread: 2, highlights: 0 }), "2 unread");
+  assert.equal(threadUnreadWords({ replies: 3, unread: 3, highlights: 1 }), "3 unread, 1 mention");
+  assert.equal(threadUnreadWords({ replies: 3, unread: 2, highlights: 2 }), "2 unread, 2 mentions");
+  assert.equal(threadUnreadWords({ replies: 3, unread: 0, highlights: 1 }), "1 unread, 1 mention", "a mention is unread even where the rules count no notification");
+  assert.equal(threadUnreadWords({ replies: 3, unread: 0, highlights: 0 }), "");
+  assert.equal(threadUnreadWords({ replies: 3 }), "", "a server that counts nothing: nothing unread");
+  assert.equal(threadUnreadWords(undefined), "");
+});
+
+test("an open thread is marked read only when it has something unread and the person can see it", () => {
+  const unread = { id: 1, thread: { replies: 2, unread: 1, highlights: 0 } };
+  assert.equal(threadWantsReading(unread, { open: true, visible: true }), true);
+  assert.equal(threadWantsReading(unread, { open: true, visible: false }), false, "a tab out of view reads nothing");
+  assert.equal(threadWantsReading(unread, { open: false, visible: true }), false, "a closed view reads nothing");
+  assert.equal(threadWantsReading({ id: 1, thread: { replies: 2, unread: 0, highlights: 0 } }, { open: true, visible: true }), false,
+    "read already: no request");
+  assert.equal(threadWantsReading(null, { open: true, visible: true }), false);
 });
 
 test("a search result in a thread opens the chat at the thread's first message and the thread at the reply", () => {

@@ -125,4 +125,58 @@ struct ThreadsTests {
         let stored = try await batch([echo])
         #expect(stored.sent == [entry.id] && stored.fresh.first?.threadId == root.id)
     }
+
+    // MARK: Read state per thread
+
+    private func counts(main: Int64, threads: [String: Int64], highlights: [String: Int64] = [:]) -> ChatChanges {
+        let perThread = threads.mapValues { NotificationCounts(notifications: $0, highlights: 0) }
+            .merging(highlights.mapValues { NotificationCounts(notifications: 0, highlights: $0) }) {
+                NotificationCounts(notifications: $0.notifications, highlights: $1.highlights)
+            }
+        let sum = perThread.values.reduce(0) { $0 + $1.notifications }, mentions = perThread.values.reduce(0) { $0 + $1.highlights }
+        return ChatChanges(counts: [9: NotificationCounts(notifications: main + sum, highlights: mentions, threads: perThread)])
+    }
+
+    private func chat() async throws -> ChatSummary {
+        try #require(try await store.chats(of: .primary).first { $0.id == 9 })
+    }
+
+    @Test func eachThreadKeepsTheUpstreamsUnreadCountAndItsFirstMessageShowsIt() async throws {
+        _ = try await batch([message("$root", "who is in for Friday?", at: 1), message("$other", "a question", at: 2)])
+        let root = try await stored("$root")
+        let replies = try await store.applyBatch([message("$r1", "me", at: 3, inThreadOf: "$root"), message("$r2", "me too", at: 4, inThreadOf: "$root")],
+                                                 to: .primary, receivedAt: now, cursor: "s2", chats: counts(main: 1, threads: ["$root": 2], highlights: ["$root": 1]))
+        #expect(replies.changed.first { $0.id == root.id }?.thread == ThreadSummary(replies: 2, lastReplyAt: Self.time(4), unread: 2, highlights: 1),
+                "the first message shows what is unread in its thread")
+        #expect(try await chat().unread == 3, "the chat counts its timeline's and its threads'")
+        #expect(try await timeline().last?.thread?.unread == 2, "read back the same")
+
+        // Read in another client: the thread leaves the counts, and its first message shows it.
+        let readElsewhere = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "s3", chats: counts(main: 1, threads: [:]))
+        #expect(readElsewhere.changed.map(\.id) == [root.id] && readElsewhere.changed.first?.thread?.unread == 0)
+        #expect(try await chat().unread == 1)
+        // The same counts again change nothing, so nothing is shown again.
+        let same = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "s4", chats: counts(main: 1, threads: [:]))
+        #expect(same.changed.isEmpty)
+    }
+
+    @Test func aThreadReadHereLeavesItsChatsCountsAndTheWholeChatReadReadsItsThreads() async throws {
+        _ = try await batch([message("$root", "plans", at: 1), message("$r1", "yes", at: 2, inThreadOf: "$root"),
+                             message("$r2", "no", at: 3, inThreadOf: "$root"), message("$later", "in the timeline", at: 4)])
+        let root = try await stored("$root")
+        _ = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "s2", chats: counts(main: 1, threads: ["$root": 2]))
+        #expect(try await chat().unread == 3)
+
+        let read = try #require(try await store.markThreadRead(root: root.id, of: .primary))
+        #expect(read.chatId == 9 && read.rootEvent == "$root" && read.newestReplyEvent == "$r2", "the receipt goes on the thread's newest reply")
+        #expect(read.root.thread == ThreadSummary(replies: 2, lastReplyAt: Self.time(3), unread: 0, highlights: 0))
+        #expect(try await chat().unread == 1, "the chat keeps its main timeline's unread")
+        #expect(try await store.markThreadRead(root: 424_242, of: .primary) == nil, "no such message")
+
+        // The whole chat read: one marker at its newest message reads its threads as well.
+        _ = try await store.applyBatch([], to: .primary, receivedAt: now, cursor: "s3", chats: counts(main: 1, threads: ["$root": 1]))
+        #expect(try await store.markRead(chat: 9, of: .primary))
+        #expect(try await chat().unread == 0)
+        #expect(try await timeline().last?.thread?.unread == 0)
+    }
 }

@@ -146,6 +146,10 @@ extension MessagesEvent {
             json.number(Int64(thread.replies))
             json.raw(#","lastReplyAt":"#)
             json.string(thread.lastReplyAt)
+            json.raw(#","unread":"#)
+            json.number(Int64(thread.unread))
+            json.raw(#","highlights":"#)
+            json.number(Int64(thread.highlights))
             json.raw("}")
         }
         if let outboxId = message.outboxId {

@@ -81,13 +81,15 @@ struct ChatRoutes {
         } catch {
             return error.response
         }
-        // An empty body marks it all read; {"through": id} only up to the newest message shown.
-        struct Body: Decodable { var through: Int64? }
+        // An empty body marks its main timeline read; {"through": id} only up to the newest
+        // message shown; {"thread": id} the thread under that message, which is read apart.
+        struct Body: Decodable { var through: Int64?; var thread: Int64? }
         var through: Int64?
         if !request.body.isEmpty {
-            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
-                return Problem(status: .badRequest, detail: "The body must be empty, {} or {\"through\": <message id>}.").response
+            guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)), body.through == nil || body.thread == nil else {
+                return Problem(status: .badRequest, detail: "The body must be empty, {}, {\"through\": <message id>} or {\"thread\": <message id>}.").response
             }
+            if let thread = body.thread { return try await markThreadRead(account: account, chat: chat, root: thread) }
             through = body.through
         }
         let summary: ChatSummary?
@@ -102,7 +104,27 @@ struct ChatRoutes {
             return Problem.storageError("The chat cannot be marked read", writing: true).response
         }
         // The answer does not wait for the homeserver: the chat is read here whatever it says.
-        if let readUpTo { await readMarkers.markRead(chatId: chat, eventId: readUpTo) }
+        if let readUpTo { await readMarkers.markRead(ReadPlace(chatId: chat), eventId: readUpTo) }
+        await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: summary?.unread ?? 0))
+        return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
+    }
+
+    /// The thread under the message `root` of `chat` read: its counts leave the chat's, the
+    /// message shows it read, and the upstream is told with a receipt in that thread.
+    private func markThreadRead(account: AccountRole, chat: Int64, root: Int64) async throws -> HTTPResponse {
+        let read: ThreadRead?
+        let summary: ChatSummary?
+        do {
+            read = try await copy.store.markThreadRead(root: root, of: account)
+            summary = try await copy.store.chats(of: account).first { $0.id == chat }
+        } catch {
+            return Problem.storageError("The thread cannot be marked read", writing: true).response
+        }
+        guard let read, read.chatId == chat else {
+            return Problem(status: .notFound, detail: "Chat \(chat) of the \(account) account has no stored message \(root) with a thread.").response
+        }
+        if let newest = read.newestReplyEvent { await readMarkers.markRead(ReadPlace(chatId: chat, thread: read.rootEvent), eventId: newest) }
+        await feed.publish("message.changed", MessageChangedBody(account: account.description, message: MessagePageBody.messages([read.root])[0]))
         await feed.publish("chat.read", ChatReadBody(account: account.description, chatId: chat, unread: summary?.unread ?? 0))
         return try JSONResponse.make(["chat": summary.map(ChatBody.init)])
     }

@@ -90,12 +90,15 @@ struct MessagePageBody: Codable, Sendable {
         /// For a reply in a thread: the stored id of the thread's first message (the reply is read
         /// there, not in the chat's timeline); left out otherwise.
         var threadId: Int64?
-        /// For a thread's first message: `{"replies", "lastReplyAt"}`; left out otherwise.
+        /// For a thread's first message: `{"replies", "lastReplyAt", "unread", "highlights"}`
+        /// (what is unread in the thread, and how much of it mentions the account); left out otherwise.
         var thread: ThreadBody?
 
         struct ThreadBody: Codable, Sendable {
             var replies: Int
             var lastReplyAt: String
+            var unread: Int
+            var highlights: Int
         }
 
         /// `{"key", "count", "mine", "senders"}`: `senders` the names of the first of those who
@@ -142,7 +145,7 @@ struct MessagePageBody: Codable, Sendable {
                     senderName: $0.senderName, media: $0.media.map(media), replyTo: $0.isReply ? .some($0.replyTo) : nil,
                     attention: $0.attention?.rawValue,
                     reactions: $0.eventId == nil ? nil : $0.reactions.map { Message.ReactionBody(key: $0.key, count: $0.count, mine: $0.mine, senders: $0.senders) },
-                    threadId: $0.threadId, thread: $0.thread.map { Message.ThreadBody(replies: $0.replies, lastReplyAt: $0.lastReplyAt) })
+                    threadId: $0.threadId, thread: $0.thread.map { Message.ThreadBody(replies: $0.replies, lastReplyAt: $0.lastReplyAt, unread: $0.unread, highlights: $0.highlights) })
         }
     }
 

@@ -156,6 +156,10 @@ extension MessageStore {
                     WHERE account = ?1 AND chat_id = ?2
                     """).run(.integer(account.rawValue), .integer(chat), .integer(messageID))
             } else {
+                // Its threads too: the upstream is told with one marker at the chat's newest
+                // message, which reads everything before it (a Matrix unthreaded receipt).
+                try connectionForReading.statement("DELETE FROM thread_unread WHERE account = ?1 AND chat_id = ?2")
+                    .run(.integer(account.rawValue), .integer(chat))
                 try connectionForReading.statement("UPDATE chats SET unread = 0, highlights = 0 WHERE account = ?1 AND chat_id = ?2")
                     .run(.integer(account.rawValue), .integer(chat))
             }
@@ -198,6 +202,7 @@ extension MessageStore {
                 let ids = try connection.statement("SELECT id FROM messages WHERE account = ?1 AND chat_id = ?2 ORDER BY id").query(key) { $0.int64(at: 0) }
                 freed = try connection.statement("SELECT coalesce(sum(size), 0) FROM messages WHERE account = ?1 AND chat_id = ?2")
                     .query(key) { $0.int64(at: 0) }.first ?? 0
+                try connection.statement("DELETE FROM thread_unread WHERE account = ?1 AND chat_id = ?2").run(key[0], key[1])
                 freed += try connection.statement("DELETE FROM reactions WHERE account = ?1 AND chat_id = ?2 RETURNING size")
                     .query(key) { $0.int64(at: 0) }.reduce(0, +)
                 try connection.statement("""
@@ -225,6 +230,46 @@ extension StoreReader {
             return try ChatQueries.chats(connectionForReading, account: account)
         } catch {
             throw MessageStore.storeError(error, usage: nil, needed: 0)
+        }
+    }
+}
+
+/// A thread marked read here: where to tell the upstream, and what it took from its chat's counts.
+public struct ThreadRead: Sendable, Equatable {
+    public var chatId: Int64
+    /// The event id of the thread's first message, which names the thread upstream.
+    public var rootEvent: String
+    /// The event id of its newest reply; nil when none of its replies is stored.
+    public var newestReplyEvent: String?
+    /// The first message as it reads now, its thread read.
+    public var root: StoredMessage
+}
+
+extension MessageStore {
+    /// Marks the thread under the stored message `root` read: its unread counts go, and its chat's
+    /// lose them. nil when `root` is not a stored message with an event id.
+    public func markThreadRead(root: Int64, of account: AccountRole) throws(StoreError) -> ThreadRead? {
+        do {
+            return try connectionForReading.transaction { () throws -> ThreadRead? in
+                let connection = connectionForReading
+                let key: [SQLiteValue] = [.integer(account.rawValue), .integer(root)]
+                guard let (chat, rootEvent) = try connection.statement("SELECT chat_id, event_id FROM messages WHERE account = ?1 AND id = ?2 AND event_id IS NOT NULL")
+                    .query(key, row: { ($0.int64(at: 0), $0.string(at: 1)) }).first else { return nil }
+                let thread: [SQLiteValue] = [.integer(account.rawValue), .text(rootEvent)]
+                let newest = try connection.scalarText("""
+                    SELECT event_id FROM messages WHERE account = ?1 AND thread_root_event = ?2 AND event_id IS NOT NULL ORDER BY id DESC LIMIT 1
+                    """, thread[0], thread[1])
+                if let (notifications, highlights) = try connection.statement("DELETE FROM thread_unread WHERE account = ?1 AND root_event = ?2 RETURNING notifications, highlights")
+                    .query(thread, row: { ($0.int64(at: 0), $0.int64(at: 1)) }).first {
+                    try connection.statement("""
+                        UPDATE chats SET unread = max(0, unread - ?3), highlights = max(0, highlights - ?4) WHERE account = ?1 AND chat_id = ?2
+                        """).run(.integer(account.rawValue), .integer(chat), .integer(notifications), .integer(highlights))
+                }
+                guard let message = try MessageQueries.one(connection, account: account, id: root) else { return nil }
+                return ThreadRead(chatId: chat, rootEvent: rootEvent, newestReplyEvent: newest, root: message)
+            }
+        } catch {
+            throw Self.storeError(error, usage: storageUsage(), needed: 0)
         }
     }
 }

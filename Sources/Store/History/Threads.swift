@@ -60,9 +60,41 @@ extension ThreadQueries {
     /// How many replies the thread under `rootEvent` has and when the latest came; nil: none.
     static func summary(_ connection: SQLiteConnection, account: AccountRole, rootEvent: String) throws -> ThreadSummary? {
         try connection.statement("""
-            SELECT count(*), max(sent_at) FROM messages WHERE account = ?1 AND thread_root_event = ?2
+            SELECT count(*), max(sent_at),
+                   (SELECT notifications FROM thread_unread WHERE account = ?1 AND root_event = ?2),
+                   (SELECT highlights FROM thread_unread WHERE account = ?1 AND root_event = ?2)
+            FROM messages WHERE account = ?1 AND thread_root_event = ?2
             """).query([.integer(account.rawValue), .text(rootEvent)]) { row in
-                row.int64(at: 0) == 0 ? nil : ThreadSummary(replies: Int(row.int64(at: 0)), lastReplyAt: row.string(at: 1))
+                row.int64(at: 0) == 0 ? nil : ThreadSummary(replies: Int(row.int64(at: 0)), lastReplyAt: row.string(at: 1),
+                                                            unread: row.isNull(at: 2) ? 0 : Int(row.int64(at: 2)),
+                                                            highlights: row.isNull(at: 3) ? 0 : Int(row.int64(at: 3)))
             }.first ?? nil
+    }
+
+    /// The two columns, of messages `m`, of what is unread in the thread under it (NULL: nothing).
+    static let unreadColumns = """
+        CASE WHEN m.event_id IS NULL THEN NULL ELSE \
+        (SELECT u.notifications FROM thread_unread u WHERE u.account = m.account AND u.root_event = m.event_id) END, \
+        CASE WHEN m.event_id IS NULL THEN NULL ELSE \
+        (SELECT u.highlights FROM thread_unread u WHERE u.account = m.account AND u.root_event = m.event_id) END
+        """
+}
+
+extension RelationWork {
+    /// Makes `threads` the unread counts of every thread in `chat` (a thread not in it has none)
+    /// and returns the first messages whose counts changed, to be shown again.
+    func setThreadCounts(of chat: Int64, to threads: [String: NotificationCounts]) throws -> [String] {
+        let old = try connection.statement("SELECT root_event, notifications, highlights FROM thread_unread WHERE account = ?1 AND chat_id = ?2")
+            .query([accountValue, .integer(chat)]) { ($0.string(at: 0), NotificationCounts(notifications: $0.int64(at: 1), highlights: $0.int64(at: 2))) }
+        let before = Dictionary(old, uniquingKeysWith: { first, _ in first })
+        let after = threads.filter { $0.value.notifications > 0 || $0.value.highlights > 0 }
+            .mapValues { NotificationCounts(notifications: $0.notifications, highlights: $0.highlights) }
+        guard before != after else { return [] }
+        try connection.statement("DELETE FROM thread_unread WHERE account = ?1 AND chat_id = ?2").run(accountValue, .integer(chat))
+        let insert = try connection.statement("INSERT OR REPLACE INTO thread_unread (account, root_event, chat_id, notifications, highlights) VALUES (?1, ?2, ?3, ?4, ?5)")
+        for (root, counts) in after.sorted(by: { $0.key < $1.key }) {
+            try insert.run(accountValue, .text(root), .integer(chat), .integer(counts.notifications), .integer(counts.highlights))
+        }
+        return Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
     }
 }

@@ -75,10 +75,16 @@ public struct StoredMessage: Sendable, Equatable, Codable {
 public struct ThreadSummary: Sendable, Equatable, Codable {
     public var replies: Int
     public var lastReplyAt: String
+    /// What the upstream counts as unread in the thread (those of its replies that notify), and
+    /// how many of those are mentions; 0 when it was read, here or in another client.
+    public var unread: Int
+    public var highlights: Int
 
-    public init(replies: Int, lastReplyAt: String) {
+    public init(replies: Int, lastReplyAt: String, unread: Int = 0, highlights: Int = 0) {
         self.replies = replies
         self.lastReplyAt = lastReplyAt
+        self.unread = unread
+        self.highlights = highlights
     }
 }
 

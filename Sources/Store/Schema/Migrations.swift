@@ -291,6 +291,19 @@ enum Migrations {
         ALTER TABLE messages ADD COLUMN thread_root_event TEXT;
         CREATE INDEX messages_in_thread ON messages (account, thread_root_event, id) WHERE thread_root_event IS NOT NULL;
         """,
+        // 25: what the upstream counts as unread in each thread that has any (a Matrix
+        // homeserver's `unread_thread_notifications`), under the event id of its first message;
+        // a chat's own counts include these. A thread read has no row.
+        """
+        CREATE TABLE thread_unread (
+            account       INTEGER NOT NULL,
+            root_event    TEXT NOT NULL,
+            chat_id       INTEGER NOT NULL,
+            notifications INTEGER NOT NULL,
+            highlights    INTEGER NOT NULL,
+            PRIMARY KEY (account, root_event)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The first number of a message known by event id that came live; older history is numbered

@@ -38,6 +38,7 @@ enum PlannerStatistics {
         Row(table: "messages", index: "messages_unreadable", rows: 10_000, perPrefix: [5_000, 100]),
         Row(table: "chats", index: "chats", rows: 2_000, perPrefix: [1_000, 1]),
         Row(table: "chat_history", index: "chat_history", rows: 2_000, perPrefix: [1_000, 1]),
+        Row(table: "thread_unread", index: "thread_unread", rows: 200, perPrefix: [100, 1]),
         Row(table: "reactions", index: "reactions", rows: 200_000, perPrefix: [100_000, 1]),
         Row(table: "reactions", index: "reactions_by_target", rows: 200_000, perPrefix: [100_000, 3]),
         Row(table: "message_edits", index: "message_edits", rows: 20_000, perPrefix: [10_000, 1]),
