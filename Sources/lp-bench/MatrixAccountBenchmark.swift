@@ -9,11 +9,13 @@ import Foundation
 /// - against a bare client that signs in and does one filtered initial `/sync` of the same account
 ///   (the dashboard's own filter) and parses it, keeping nothing: what the homeserver itself takes.
 ///
-/// Rounds alternate the two sides after a warm-up sync that is not counted (Synapse's caches are
-/// warm for both); each round of the dashboard is a new store and a new device. The driver that
+/// Rounds alternate the two sides after a warm-up of each that is not counted (Synapse's caches
+/// are warm for both, the browser has started its renderer); each round of the dashboard is a new
+/// store and a new device. It runs twice: with the cores shared, and with the homeserver on a core
+/// of its own (``CoreLayout``), each figure printed. The driver that
 /// starts Synapse, fills it and runs the bare client is Python, run by Synapse's own
 /// (`SynapseDriver`); the page is timed inside the page. `dashboardLog`: each round's dashboard
-/// logs at trace level (every upstream request, timed) to that path with the round's number.
+/// logs at trace level (every upstream request, timed) to that path with the layout and round.
 enum MatrixAccountBenchmark {
     static func run(rooms: Int, rounds: Int, python: String?, dashboardLog: String? = nil) throws -> [ReportLine] {
         let interpreter = try MatrixLatencyBenchmark.synapsePython(python)
@@ -44,49 +46,99 @@ enum MatrixAccountBenchmark {
             return seconds
         }
 
-        let browser = try HeadlessChromium()
-        // Before the page's own scripts: the frame after the list first holds every room.
-        try browser.addScriptOnNewDocument("""
-            document.addEventListener("DOMContentLoaded", () => {
-              const list = document.querySelector("#chats");
-              if (!list) return;
-              const observer = new MutationObserver(() => {
-                if (list.querySelectorAll("[data-chat]").length < \(rooms)) return;
-                observer.disconnect();
-                requestAnimationFrame(() => setTimeout(() => { window.lpChatListShown = performance.timeOrigin + performance.now(); }, 0));
-              });
-              observer.observe(list, { childList: true, subtree: true });
-            });
-            """)
-        _ = try bare()  // warm-up: Synapse's caches filled for both sides
-        var ours: [Double] = [], theirs: [Double] = []
-        for round in 1...rounds {
-            let store = folder.appendingPathComponent("round\(round).sqlite").path
-            let launched = Date().timeIntervalSince1970
-            let dashboard = try ChildProcess(name: "dashboard", executable: try dashboardBinary(),
-                                             arguments: ["--port", "0", "--log-level", dashboardLog == nil ? "warning" : "trace", "--db", store, "--always-on",
-                                                         "--upstream", "matrix+http://127.0.0.1:\(homeserverPort)", "--matrix-user", "@alice:localhost"],
-                                             environment: ["LP_MATRIX_PASSWORD": "alice-password"], stderrFile: dashboardLog.map { "\($0).\(round)" })
-            defer { dashboard.stop() }
-            let endpoint = try BenchEndpoint(readyLine: try dashboard.waitForLine(startingWith: "dashboard listening on http://"))
-            try browser.startNavigation(to: "http://127.0.0.1:\(endpoint.port)/?token=\(endpoint.token ?? "")")
-            try browser.waitUntil("typeof window.lpChatListShown === 'number'", what: "the chat list with \(rooms) rooms", seconds: 120, interval: 0.02)
-            guard let shown = try browser.evaluate("window.lpChatListShown") as? Double else { throw BenchError("no figure: the page gave no time") }
-            let seconds = shown / 1000 - launched
-            print(String(format: "    dashboard: the chat list of %d rooms on screen %.2f s after the launch", rooms, seconds))
-            ours.append(seconds)
-            dashboard.stop()
-            try browser.startNavigation(to: "about:blank")
-            try browser.waitUntil("location.href === 'about:blank'", what: "a blank tab")
-            theirs.append(try bare())
+        /// Pins the homeserver, the driver (the bare client) and this process (with every child it
+        /// starts after: the dashboards and Chromium) as `layout` says.
+        func pin(_ layout: CoreLayout) throws {
+            try synapse.send("layout \(layout.driverWord) \(getpid())")
+            let answer = try synapse.waitForLine(startingWith: "LAYOUT ")
+            guard answer == "LAYOUT ok" else { throw BenchError("no figure: the driver could not pin the processes: \(answer)") }
         }
-        let ours50 = median(ours), theirs50 = median(theirs)
-        print(String(format: "  first start to the chat list on screen: dashboard median %.2f s (%@), bare client's sign-in and filtered initial /sync median %.2f s (%@), ratio %.2f (goal <= 1.2)",
-                     ours50, ours.map { String(format: "%.2f", $0) }.joined(separator: ", "), theirs50,
-                     theirs.map { String(format: "%.2f", $0) }.joined(separator: ", "), ours50 / theirs50))
-        return [ReportLine(name: "Matrix account of \(rooms) rooms (reactions, threads): first start to the chat list on screen",
-                           ours: String(format: "%.2f s", ours50), peer: String(format: "%.2f s bare /sync", theirs50),
-                           ratio: ours50 / theirs50, goal: "<= 1.2", met: ours50 / theirs50 <= 1.2)]
+
+        func measure(layout: CoreLayout) throws -> ReportLine {
+            // A browser per layout, started after the pinning so that its processes inherit it.
+            let browser = try HeadlessChromium()
+            // Before the page's own scripts: the frame after the list first holds every room.
+            try browser.addScriptOnNewDocument("""
+                document.addEventListener("DOMContentLoaded", () => {
+                  const list = document.querySelector("#chats");
+                  if (!list) return;
+                  const observer = new MutationObserver(() => {
+                    if (list.querySelectorAll("[data-chat]").length < \(rooms)) return;
+                    observer.disconnect();
+                    requestAnimationFrame(() => setTimeout(() => { window.lpChatListShown = performance.timeOrigin + performance.now(); }, 0));
+                  });
+                  observer.observe(list, { childList: true, subtree: true });
+                });
+                """)
+            /// One first start of the dashboard on a new store, until the list is on screen.
+            func dashboardStart(_ name: String) throws -> Double {
+                let store = folder.appendingPathComponent("\(layout.driverWord)-\(name).sqlite").path
+                let launched = Date().timeIntervalSince1970
+                let dashboard = try ChildProcess(name: "dashboard", executable: try dashboardBinary(),
+                                                 arguments: ["--port", "0", "--log-level", dashboardLog == nil ? "warning" : "trace", "--db", store, "--always-on",
+                                                             "--upstream", "matrix+http://127.0.0.1:\(homeserverPort)", "--matrix-user", "@alice:localhost"],
+                                                 environment: ["LP_MATRIX_PASSWORD": "alice-password"],
+                                                 stderrFile: dashboardLog.map { "\($0).\(layout.driverWord).\(name)" })
+                defer { dashboard.stop() }
+                let endpoint = try BenchEndpoint(readyLine: try dashboard.waitForLine(startingWith: "dashboard listening on http://"))
+                try browser.startNavigation(to: "http://127.0.0.1:\(endpoint.port)/?token=\(endpoint.token ?? "")")
+                try browser.waitUntil("typeof window.lpChatListShown === 'number'", what: "the chat list with \(rooms) rooms", seconds: 120, interval: 0.02)
+                guard let shown = try browser.evaluate("window.lpChatListShown") as? Double else { throw BenchError("no figure: the page gave no time") }
+                let seconds = shown / 1000 - launched
+                print(String(format: "    dashboard (%@): the chat list of %d rooms on screen %.2f s after the launch", name, rooms, seconds))
+                dashboard.stop()
+                try browser.startNavigation(to: "about:blank")
+                try browser.waitUntil("location.href === 'about:blank'", what: "a blank tab")
+                return seconds
+            }
+            // Warm-ups, not counted, one for each side: Synapse's caches, the browser's first
+            // renderer and the dashboard's binary read from disk.
+            _ = try bare()
+            _ = try dashboardStart("warm-up")
+            var ours: [Double] = [], theirs: [Double] = []
+            for round in 1...rounds {
+                ours.append(try dashboardStart("round\(round)"))
+                theirs.append(try bare())
+            }
+            let ours50 = median(ours), theirs50 = median(theirs)
+            print(String(format: "    first start to the chat list on screen: dashboard median %.2f s (%@), bare client's sign-in and filtered initial /sync median %.2f s (%@), ratio %.2f (goal <= 1.2)",
+                         ours50, ours.map { String(format: "%.2f", $0) }.joined(separator: ", "), theirs50,
+                         theirs.map { String(format: "%.2f", $0) }.joined(separator: ", "), ours50 / theirs50))
+            return ReportLine(name: "Matrix account of \(rooms) rooms (reactions, threads), \(layout.shortName): first start to the chat list on screen",
+                              ours: String(format: "%.2f s", ours50), peer: String(format: "%.2f s bare /sync", theirs50),
+                              ratio: ours50 / theirs50, goal: "<= 1.2", met: ours50 / theirs50 <= 1.2)
+        }
+
+        let layouts: [CoreLayout] = ProcessInfo.processInfo.activeProcessorCount >= 2 ? [.shared, .homeserverApart] : [.shared]
+        if layouts.count == 1 { print("  one core only: no figure with the homeserver on a core of its own") }
+        // Every thread of this process back on every core, whatever a layout left (the report's
+        // next sections run in this process).
+        defer { try? pin(.shared) }
+        var lines: [ReportLine] = []
+        for layout in layouts {
+            try pin(layout)
+            print("  \(layout.description):")
+            lines.append(try measure(layout: layout))
+        }
+        return lines
+    }
+
+    /// Where the processes run. On one machine the homeserver, the browser and the dashboard
+    /// share the cores, so the browser's page load slows the homeserver's sign-in: a cost of the
+    /// benchmark's machine, not of the dashboard, since a person's homeserver runs elsewhere.
+    /// `homeserverApart` gives Synapse a core of its own and puts everything else (this process,
+    /// the dashboard, Chromium and the bare client) on the other: the homeserver as it is for a
+    /// person, and the dashboard's own work on half the machine.
+    enum CoreLayout: CustomStringConvertible {
+        case shared
+        case homeserverApart
+
+        var driverWord: String { self == .shared ? "shared" : "apart" }
+        var shortName: String { self == .shared ? "cores shared" : "homeserver on its own core" }
+        var description: String {
+            self == .shared ? "every process on every core (the browser competes with the homeserver)"
+                : "Synapse alone on core 0; the dashboard, Chromium and the bare client on core 1"
+        }
     }
 
     private static func median(_ values: [Double]) -> Double {
@@ -103,7 +155,7 @@ enum MatrixAccountBenchmark {
         parser.add_argument("--rooms", type=int, default=200)
         args = parser.parse_args()
         MESSAGES, REACTIONS, REPLIES = 10, 3, 2
-        TIMELINE = urllib.parse.quote(json.dumps({"room": {"timeline": {"limit": 50}}}))  # the dashboard's own filter
+        TIMELINE = urllib.parse.quote(json.dumps({"room": {"timeline": {"limit": 50, "unread_thread_notifications": True}}}))  # the dashboard's own filter
 
         try:
             start_synapse()
@@ -150,17 +202,35 @@ enum MatrixAccountBenchmark {
                 command = command.strip()
                 if command == "quit":
                     break
+                if command.startswith("layout "):
+                    # "layout shared|apart PID": every thread of Synapse, of this driver and of
+                    # PID (threads started later inherit their creator's cores).
+                    _, kind, other = command.split()
+                    everything = set(range(os.cpu_count()))
+                    homeserver, rest = ({0}, everything - {0}) if kind == "apart" else (everything, everything)
+                    try:
+                        for pid, cores in ((processes[0].pid, homeserver), (os.getpid(), rest), (int(other), rest)):
+                            for task in os.listdir(f"/proc/{pid}/task"):
+                                try:
+                                    os.sched_setaffinity(int(task), cores)
+                                except ProcessLookupError:
+                                    pass  # a thread that ended meanwhile
+                        print("LAYOUT ok", flush=True)
+                    except OSError as error:
+                        print(f"LAYOUT failed: {error}", flush=True)
+                    continue
                 if command == "bare":
                     devices += 1
                     began = time.perf_counter()
                     token = login("alice", f"BARE{devices}")
+                    signed_in = time.perf_counter() - began
                     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
                     connection.request("GET", f"/_matrix/client/v3/sync?timeout=0&filter={TIMELINE}", headers={"Authorization": f"Bearer {token}"})
                     sync = json.loads(connection.getresponse().read())
                     seconds = time.perf_counter() - began
                     rooms = sync.get("rooms", {}).get("join", {})
                     events = sum(len(room.get("timeline", {}).get("events", [])) for room in rooms.values())
-                    print(f"BARE {seconds:.4f} s: signed in and synced {len(rooms)} rooms, {events} timeline events", flush=True)
+                    print(f"BARE {seconds:.4f} s: signed in ({signed_in:.2f} s) and synced {len(rooms)} rooms, {events} timeline events", flush=True)
         finally:
             cleanup()
         """#
