@@ -81,8 +81,9 @@ struct ChatRoutes {
         } catch {
             return error.response
         }
-        // An empty body marks its main timeline read; {"through": id} only up to the newest
-        // message shown; {"thread": id} the thread under that message, which is read apart.
+        // An empty body marks it all read, its threads too (the upstream's marker at the newest
+        // message reads them); {"through": id} only up to the newest message shown;
+        // {"thread": id} the thread under that message alone.
         struct Body: Decodable { var through: Int64?; var thread: Int64? }
         var through: Int64?
         if !request.body.isEmpty {
