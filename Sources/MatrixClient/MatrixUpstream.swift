@@ -221,9 +221,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             // The homeserver's own counts, by the account's push rules: a muted room's messages are
             // not unread. The room's are its main timeline's; a thread's are apart (a thread left
             // out has none), and the chat counts both, as Element's room list does.
-            let roomCounts = joined ? room.unreadNotifications.flatMap { main in
-                main.notificationCount.map { _ in NotificationCounts(main, threads: room.unreadThreadNotifications) }
-            } : nil
+            var roomCounts: NotificationCounts?
+            if joined, let main = room.unreadNotifications, main.notificationCount != nil {
+                roomCounts = NotificationCounts(main, threads: room.unreadThreadNotifications)
+            }
             // Read here or in another client: nothing in the room counts as unread for the account.
             if roomCounts?.notifications == 0 || !joined { readElsewhere.append(chatID) }
             if let roomCounts { counts[chatID] = roomCounts }
