@@ -212,7 +212,13 @@ def accessibility_problems(driver):
     from axe_selenium_python import Axe
     axe = Axe(driver)
     axe.inject()
-    results = axe.run()
+    # axe walks every node; on a long page and a starved machine it outlasts WebDriver's default
+    # 30 s for a script, which is a wait bound, not a finding. The bound goes back after.
+    driver.set_script_timeout(180)
+    try:
+        results = axe.run()
+    finally:
+        driver.set_script_timeout(30)
     return [(v["id"], v["impact"], len(v["nodes"])) for v in results["violations"] if v["impact"] in ("serious", "critical")]
 
 
