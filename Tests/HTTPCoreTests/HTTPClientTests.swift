@@ -95,8 +95,12 @@ struct HTTPResponseDecoderTests {
 struct HTTPClientTests {
     let parking = ParkingLot()
 
+    /// Longer than any test runs, on a starved machine too: the kept connections these tests count
+    /// are never ended by the client's own idle limit in between.
+    static let keptThroughATest = Duration.seconds(600)
+
     private func client(_ server: HTTPServer) throws -> HTTPClient {
-        HTTPClient(loop: try EventLoop(name: "client-test"))
+        HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
     }
 
     @Test func theRequestGoesOnTheWireWithTheFieldsTheClientOwnsWrittenByIt() {
@@ -252,7 +256,7 @@ struct HTTPClientTests {
     /// The server closes a kept connection while nobody uses it (here by shutting down, which
     /// closes idle connections at once and returns when they are closed): the client drops it.
     @Test func aConnectionTheServerClosesWhileIdleIsDropped() async throws {
-        let http = HTTPClient(loop: try EventLoop(name: "client-test"))
+        let http = HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
         try await withServer(responder: Self.connectionIDs) { server in
             _ = try await get(http, server)
             #expect(await http.keptConnections() == 1)
@@ -343,7 +347,7 @@ struct HTTPClientTests {
     }
 
     @Test func aRefusedConnectionIsAConnectError() async throws {
-        let http = HTTPClient(loop: try EventLoop(name: "client-test"))
+        let http = HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
         do {
             _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1", port: 9, timeout: .seconds(5))
             Issue.record("expected refusal")

@@ -58,9 +58,11 @@ public final class HTTPClient: Sendable {
     let loop: EventLoop
     let idleConnections: IdleConnections
 
-    public init(loop: EventLoop) {
+    /// `keepIdleFor`: how long a kept connection may wait for its next request (20 s by default,
+    /// under servers' usual keep-alive timeouts).
+    public init(loop: EventLoop, keepIdleFor: Duration = .seconds(20)) {
         self.loop = loop
-        self.idleConnections = IdleConnections(loop: loop)
+        self.idleConnections = IdleConnections(loop: loop, maxIdle: keepIdleFor)
     }
 
     /// How many connections are kept open for the next request now (tests).

@@ -8,19 +8,19 @@ import CShims
 /// `close` and no new socket on either side.
 ///
 /// A kept connection is watched while idle: anything from the server (its close, or bytes nobody
-/// asked for) ends it, and so does `maxIdle`, which is shorter than servers' usual keep-alive
+/// asked for) ends it, and so does `maxIdle` (`HTTPClient`'s `keepIdleFor`), which is shorter than servers' usual keep-alive
 /// timeouts (nginx 75 s, this project's server 75 s). A server may still close one just as a
 /// request goes out on it; `ClientExchange` sends such a request again on a new connection.
 /// Loop thread only.
 final class IdleConnections: @unchecked Sendable {
     static let maxPerAddress = 2
-    static let maxIdle = Duration.seconds(20)
-
     private let loop: EventLoop
+    private let maxIdle: Duration
     private var byAddress: [String: [Idle]] = [:]
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, maxIdle: Duration) {
         self.loop = loop
+        self.maxIdle = maxIdle
     }
 
     /// A kept connection to `address`, no longer watched as idle (its new owner rebinds it), or nil.
@@ -42,7 +42,7 @@ final class IdleConnections: @unchecked Sendable {
         } catch {
             return drop(fd)
         }
-        idle.timer = loop.schedule(after: Self.maxIdle) { [weak self, idle] in
+        idle.timer = loop.schedule(after: maxIdle) { [weak self, idle] in
             idle.timer = nil
             self?.discard(idle)
         }
