@@ -5,9 +5,9 @@ import JSONText
 /// evaluator cannot read (an unknown kind, a `room_member_count` it cannot parse, a missing key)
 /// is `.unreadable`, which never matches: the spec's "unrecognised conditions MUST NOT match".
 public enum PushCondition: Sendable, Equatable, Decodable {
-    case eventMatch(key: String, pattern: GlobPattern)
-    case eventPropertyIs(key: String, value: JSONValue)
-    case eventPropertyContains(key: String, value: JSONValue)
+    case eventMatch(key: EventPath, pattern: GlobPattern)
+    case eventPropertyIs(key: EventPath, value: JSONValue)
+    case eventPropertyContains(key: EventPath, value: JSONValue)
     case containsDisplayName
     case roomMemberCount(MemberCount)
     case senderNotificationPermission(key: String)
@@ -50,12 +50,13 @@ public enum PushCondition: Sendable, Equatable, Decodable {
             guard let key, let pattern = try? container.decode(String.self, forKey: .pattern) else {
                 self = .unreadable("event_match without a key and a string pattern"); return
             }
-            self = .eventMatch(key: key, pattern: GlobPattern(glob: pattern))
+            self = .eventMatch(key: EventPath(key), pattern: GlobPattern(glob: pattern))
         case "event_property_is", "event_property_contains":
             guard let key, let value = (try? container.decode(JSONValue.self, forKey: .value))?.canonicalScalar else {
                 self = .unreadable("\(kind) without a key and a canonical scalar value"); return
             }
-            self = kind == "event_property_is" ? .eventPropertyIs(key: key, value: value) : .eventPropertyContains(key: key, value: value)
+            self = kind == "event_property_is" ? .eventPropertyIs(key: EventPath(key), value: value)
+                : .eventPropertyContains(key: EventPath(key), value: value)
         case "contains_display_name":
             self = .containsDisplayName
         case "room_member_count":

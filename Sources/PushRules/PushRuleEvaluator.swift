@@ -75,10 +75,10 @@ public struct PushRuleEvaluator: Sendable {
 
     /// What the rules say of `event` (flattened) in `room`.
     public func evaluate(_ event: FlattenedEvent, in room: PushRoomContext) -> PushDecision {
-        if case .string(let sender)? = event["sender"], sender == userID { return .silent }
-        let mentions = event.has("content.m\\.mentions")
+        if case .string(let sender)? = event[Self.sender], sender == userID { return .silent }
+        let mentions = event.has(Self.mentions)
         // Folded once: every keyword and mention rule reads the body.
-        let body: FoldedText? = if case .string(let text)? = event["content.body"] { FoldedText(text) } else { nil }
+        let body: FoldedText? = if case .string(let text)? = event[Self.body] { FoldedText(text) } else { nil }
         func usable(_ rule: PushRule) -> Bool {
             rule.enabled && !(mentions && Self.legacyMentionRules.contains(rule.ruleID))
         }
@@ -93,7 +93,7 @@ public struct PushRuleEvaluator: Sendable {
         for rule in rules.room where usable(rule) && rule.ruleID == room.roomID {
             return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
         }
-        if case .string(let sender)? = event["sender"] {
+        if case .string(let sender)? = event[Self.sender] {
             for rule in rules.sender where usable(rule) && rule.ruleID == sender {
                 return PushDecision(actions: rule.actions, ruleID: rule.ruleID)
             }
@@ -104,6 +104,10 @@ public struct PushRuleEvaluator: Sendable {
         return .silent
     }
 
+    private static let sender = EventPath("sender")
+    private static let body = EventPath("content.body")
+    private static let mentions = EventPath("content.m\\.mentions")
+
     private func conditionsHold(_ conditions: [PushCondition], _ event: FlattenedEvent, _ body: FoldedText?, _ room: PushRoomContext) -> Bool {
         conditions.allSatisfy { holds($0, event, body, room) }
     }
@@ -111,7 +115,7 @@ public struct PushRuleEvaluator: Sendable {
     private func holds(_ condition: PushCondition, _ event: FlattenedEvent, _ body: FoldedText?, _ room: PushRoomContext) -> Bool {
         switch condition {
         case let .eventMatch(key, pattern):
-            if key == "content.body" { return body.map(pattern.matchesWords(in:)) ?? false }
+            if key == Self.body { return body.map(pattern.matchesWords(in:)) ?? false }
             guard case .string(let value)? = event[key] else { return false }
             return pattern.matchesWhole(value)
         case let .eventPropertyIs(key, value):
@@ -125,7 +129,7 @@ public struct PushRuleEvaluator: Sendable {
         case .roomMemberCount(let count):
             return count.holds(for: room.memberCount)
         case .senderNotificationPermission(let key):
-            guard case .string(let sender)? = event["sender"] else { return false }
+            guard case .string(let sender)? = event[Self.sender] else { return false }
             return room.powerLevels.level(of: sender) >= room.powerLevels.required(toNotify: key)
         case .unreadable:
             return false

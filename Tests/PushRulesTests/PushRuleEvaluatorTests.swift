@@ -64,6 +64,7 @@ struct GlobAndPathTests {
         #expect(flat["content.n"] == .null)
         #expect(flat["content.a"] == .array([.string("x"), .integer(2), .bool(false)]))
         #expect(flat.has("content.o") && flat["content.o"] == nil, "an object is flattened away")
+        #expect(flat["content.s.x"] == nil && !flat.has("content.a.0"), "a path through a value that is no object names nothing")
     }
 
     @Test func propertyNamesWithDotsAreEscapedInPaths() {
