@@ -192,8 +192,11 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             // one after a start asks for every room's whole state, so a restart forgets nothing.
             if state.withLock({ !$0.knowsFullState }) { query += "&full_state=true" }
         }
-        if state.withLock({ $0.pushRules == nil }) { await loadPushRules(token: token) }
+        // Read alongside the sync rather than before it, a round trip less on a first start; the
+        // sync's events are judged by them once both are in.
+        async let rulesKnown: Void = loadPushRulesIfUnknown(token: token)
         let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(wait.seconds + 15))
+        await rulesKnown
         state.withLock { $0.knowsFullState = true }
         // Rules changed in another client (Element's "Mute", a keyword) hold from this sync on.
         if let changed = sync.accountData?.events?.last(where: { $0.type == "m.push_rules" })?.pushRules {
@@ -278,6 +281,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
 
     // MARK: Push rules
 
+    private func loadPushRulesIfUnknown(token: String) async {
+        if state.withLock({ $0.pushRules == nil }) { await loadPushRules(token: token) }
+    }
+
     /// Reads the account's push rules. Without them (an old homeserver, a failure) every live
     /// message is told, as before; the next sync tries again.
     private func loadPushRules(token: String) async {
@@ -285,6 +292,8 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
             let answer: GlobalPushRules = try await call("GET", "/_matrix/client/v3/pushrules/", token: token)
             adopt(answer.global ?? PushRuleSet())
         } catch {
+            // Given up with the sync beside it (a stop, a failed sync): not a failure to tell.
+            if Task.isCancelled { return }
             let first = state.withLock { state in defer { state.toldOfNoPushRules = true }; return !state.toldOfNoPushRules }
             if first { log.info("the account's push rules could not be read (\(error)); every new message is told until they can be") }
         }

@@ -86,6 +86,13 @@ enum MatrixAccountBenchmark {
                 guard let shown = try browser.evaluate("window.lpChatListShown") as? Double else { throw BenchError("no figure: the page gave no time") }
                 let seconds = shown / 1000 - launched
                 print(String(format: "    dashboard (%@): the chat list of %d rooms on screen %.2f s after the launch", name, rooms, seconds))
+                // Where the time went, from the page's own timings: when its scripts had run, and
+                // when the poll answer with the rooms arrived (its size).
+                if let parts = try browser.evaluate(Self.pageParts) as? [String: Double],
+                   let ready = parts["ready"], let answered = parts["answered"], let size = parts["size"] {
+                    print(String(format: "      the page ready %.2f s after the launch; the poll answer with the rooms (%.0f KB) arrived at %.2f s, the list on screen %.2f s after it",
+                                 ready / 1000 - launched, size / 1000, answered / 1000 - launched, (shown - answered) / 1000))
+                }
                 dashboard.stop()
                 try browser.startNavigation(to: "about:blank")
                 try browser.waitUntil("location.href === 'about:blank'", what: "a blank tab")
@@ -122,6 +129,20 @@ enum MatrixAccountBenchmark {
         }
         return lines
     }
+
+    /// The page's DOMContentLoaded and the `/api/poll` answer that brought the rooms (the largest
+    /// before the list was on screen: when it had arrived, and its size), in the page's resource
+    /// timings, as epoch milliseconds.
+    static let pageParts = """
+        (() => {
+          const origin = performance.timeOrigin, shown = window.lpChatListShown;
+          const polls = performance.getEntriesByType("resource")
+            .filter((entry) => entry.name.includes("/api/poll") && origin + entry.responseEnd <= shown);
+          const largest = polls.reduce((best, entry) => (!best || entry.decodedBodySize > best.decodedBodySize ? entry : best), null);
+          const page = performance.getEntriesByType("navigation")[0];
+          return largest && page ? { ready: origin + page.domContentLoadedEventEnd, answered: origin + largest.responseEnd, size: largest.decodedBodySize } : null;
+        })()
+        """
 
     /// Where the processes run. On one machine the homeserver, the browser and the dashboard
     /// share the cores, so the browser's page load slows the homeserver's sign-in: a cost of the
