@@ -194,7 +194,7 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
         }
         // Read alongside the sync rather than before it, a round trip less on a first start; the
         // sync's events are judged by them once both are in.
-        async let rulesKnown: Void = loadPushRulesIfUnknown(token: token)
+        async let rulesKnown: Void = loadPushRules(token: token)
         let sync: SyncResponse = try await call("GET", "/_matrix/client/v3/sync?" + query, token: token, timeout: .seconds(wait.seconds + 15))
         await rulesKnown
         state.withLock { $0.knowsFullState = true }
@@ -281,13 +281,10 @@ public final class MatrixUpstream: UpstreamAPI, PasswordSignIn, OlderHistory, Re
 
     // MARK: Push rules
 
-    private func loadPushRulesIfUnknown(token: String) async {
-        if state.withLock({ $0.pushRules == nil }) { await loadPushRules(token: token) }
-    }
-
-    /// Reads the account's push rules. Without them (an old homeserver, a failure) every live
-    /// message is told, as before; the next sync tries again.
+    /// Reads the account's push rules unless they are known. Without them (an old homeserver, a
+    /// failure) every live message is told, as before; the next sync tries again.
     private func loadPushRules(token: String) async {
+        guard state.withLock({ $0.pushRules == nil }) else { return }
         do {
             let answer: GlobalPushRules = try await call("GET", "/_matrix/client/v3/pushrules/", token: token)
             adopt(answer.global ?? PushRuleSet())
