@@ -99,7 +99,7 @@ struct HTTPClientTests {
     /// are never ended by the client's own idle limit in between.
     static let keptThroughATest = Duration.seconds(600)
 
-    private func client(_ server: HTTPServer) throws -> HTTPClient {
+    private func client() throws -> HTTPClient {
         HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
     }
 
@@ -119,7 +119,7 @@ struct HTTPClientTests {
 
     @Test func getsAResponse() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
-            let response = try await client(server).send(HTTPClientRequest(method: "POST", target: "/echo?x=1", body: Array("hi".utf8)),
+            let response = try await client().send(HTTPClientRequest(method: "POST", target: "/echo?x=1", body: Array("hi".utf8)),
                                                           host: "127.0.0.1", port: server.localAddress.port, timeout: .seconds(5))
             #expect(response.status == 200)
             #expect(String(decoding: response.body, as: UTF8.self) == "POST /echo?x=1 hi")
@@ -131,7 +131,7 @@ struct HTTPClientTests {
         let responder = ClosureResponder { _, context in faults.dropConnection(of: context) }
         try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
             await #expect(throws: HTTPClientError.self) {
-                _ = try await client(server).send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
+                _ = try await client().send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
                                                   port: server.localAddress.port, timeout: .seconds(5))
             }
         }
@@ -144,7 +144,7 @@ struct HTTPClientTests {
             return HTTPResponse.text(String(repeating: "x", count: 1000))
         }
         try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
-            let http = try client(server)
+            let http = try client()
             do {
                 _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1",
                                         port: server.localAddress.port, timeout: .seconds(5))
@@ -157,7 +157,7 @@ struct HTTPClientTests {
 
     @Test func aHeldRequestTimesOut() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
-            let http = try client(server)
+            let http = try client()
             do {
                 _ = try await http.send(HTTPClientRequest(method: "GET", target: "/hold/timeout"), host: "127.0.0.1",
                                         port: server.localAddress.port, timeout: .milliseconds(100))
@@ -171,7 +171,7 @@ struct HTTPClientTests {
 
     @Test func cancellingTheTaskClosesTheConnectionAndTheServerNotices() async throws {
         try await withServer(responder: TestResponder(parking: parking)) { server in
-            let http = try client(server)
+            let http = try client()
             let port = server.localAddress.port
             let request = Task {
                 try await http.send(HTTPClientRequest(method: "GET", target: "/hold/cancel"), host: "127.0.0.1", port: port, timeout: .seconds(30))
@@ -226,7 +226,7 @@ struct HTTPClientTests {
 
     @Test func requestAfterRequestToOneServerGoOnOneConnection() async throws {
         try await withServer(responder: Self.connectionIDs) { server in
-            let http = try client(server)
+            let http = try client()
             let first = try await get(http, server)
             #expect(await http.keptConnections() == 1)
             #expect(try await get(http, server) == first)
@@ -242,7 +242,7 @@ struct HTTPClientTests {
         let configuration = HTTPServerConfiguration(port: 0, limits: HTTPLimits(maxBodyBytes: 16 << 20))
         let responder = ClosureResponder { request, context in .text("\(context.connectionID) \(request.body.count)") }
         try await withServer(configuration, responder: responder) { server in
-            let http = try client(server)
+            let http = try client()
             let first = try await get(http, server)
             #expect(await http.keptConnections() == 1)
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 8 << 20)
@@ -256,7 +256,7 @@ struct HTTPClientTests {
     /// The server closes a kept connection while nobody uses it (here by shutting down, which
     /// closes idle connections at once and returns when they are closed): the client drops it.
     @Test func aConnectionTheServerClosesWhileIdleIsDropped() async throws {
-        let http = HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
+        let http = try client()
         try await withServer(responder: Self.connectionIDs) { server in
             _ = try await get(http, server)
             #expect(await http.keptConnections() == 1)
@@ -294,7 +294,7 @@ struct HTTPClientTests {
     @Test func aRequestLostOnAKeptConnectionGoesAgainOnANewOne() async throws {
         let (responder, seen, configuration) = Self.losingTheSecondRequestOnEachConnection()
         try await withServer(configuration, responder: responder) { server in
-            let http = try client(server)
+            let http = try client()
             let first = try await get(http, server)
             let second = try await get(http, server)
             #expect(second != first, "answered on a new connection")
@@ -307,7 +307,7 @@ struct HTTPClientTests {
     @Test func theSecondTryOfALostRequestTakesNoOtherKeptConnection() async throws {
         let (responder, seen, configuration) = Self.losingTheSecondRequestOnEachConnection()
         try await withServer(configuration, responder: responder) { server in
-            let http = try client(server)
+            let http = try client()
             // POSTs without a key never take a kept connection: two connections, both kept after.
             let first = try await get(http, server, method: "POST"), second = try await get(http, server, method: "POST")
             #expect(first != second)
@@ -333,7 +333,7 @@ struct HTTPClientTests {
             return .text("\(context.connectionID)")
         }
         try await withServer(HTTPServerConfiguration(port: 0, wireFaults: faults), responder: responder) { server in
-            let http = try client(server)
+            let http = try client()
             _ = try await get(http, server)
             #expect(await http.keptConnections() == 1)
             await #expect(throws: HTTPClientError.self) { _ = try await get(http, server, method: "POST") }
@@ -347,7 +347,7 @@ struct HTTPClientTests {
     }
 
     @Test func aRefusedConnectionIsAConnectError() async throws {
-        let http = HTTPClient(loop: try EventLoop(name: "client-test"), keepIdleFor: Self.keptThroughATest)
+        let http = try client()
         do {
             _ = try await http.send(HTTPClientRequest(method: "GET", target: "/"), host: "127.0.0.1", port: 9, timeout: .seconds(5))
             Issue.record("expected refusal")

@@ -8,8 +8,8 @@ import CShims
 /// `close` and no new socket on either side.
 ///
 /// A kept connection is watched while idle: anything from the server (its close, or bytes nobody
-/// asked for) ends it, and so does `maxIdle` (`HTTPClient`'s `keepIdleFor`), which is shorter than servers' usual keep-alive
-/// timeouts (nginx 75 s, this project's server 75 s). A server may still close one just as a
+/// asked for) ends it, and so does `maxIdle` (`HTTPClient`'s `keepIdleFor`), by default shorter
+/// than servers' usual keep-alive timeouts (nginx 75 s, this project's server 75 s). A server may still close one just as a
 /// request goes out on it; `ClientExchange` sends such a request again on a new connection.
 /// Loop thread only.
 final class IdleConnections: @unchecked Sendable {
