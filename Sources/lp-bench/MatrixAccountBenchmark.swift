@@ -92,6 +92,8 @@ enum MatrixAccountBenchmark {
                    let ready = parts["ready"], let answered = parts["answered"], let size = parts["size"] {
                     print(String(format: "      the page ready %.2f s after the launch; the poll answer with the rooms (%.0f KB) arrived at %.2f s, the list on screen %.2f s after it",
                                  ready / 1000 - launched, size / 1000, answered / 1000 - launched, (shown - answered) / 1000))
+                } else {
+                    print("      no parts: the page's timings hold no poll answer before the list")
                 }
                 dashboard.stop()
                 try browser.startNavigation(to: "about:blank")
