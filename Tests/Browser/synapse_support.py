@@ -16,24 +16,53 @@ import urllib.parse
 from browser_support import dies_with_this_process, free_port
 
 
+class PortTaken(Exception):
+    """Another server took the free port before this Synapse listened on it."""
+
+
 class Synapse:
-    def __init__(self, python):
+    def __init__(self, python, port_attempts=3):
         self.python = python
         self.folder = tempfile.mkdtemp(prefix="browser-synapse-")
-        self.port = free_port()
         self.secret = secrets.token_hex(16)
-        self._write_config()
-        self.process = subprocess.Popen([python, "-m", "synapse.app.homeserver", "-c", f"{self.folder}/homeserver.yaml"],
+        # Unique to this server: its key endpoint names it, which tells it apart from another
+        # server that took the same port (a free port is only free when it is chosen).
+        self.key_version = "t" + secrets.token_hex(8)
+        for attempt in range(1, port_attempts + 1):
+            self.port = free_port()
+            self._write_config()
+            try:
+                self._launch()
+                return
+            except PortTaken:
+                if attempt == port_attempts:
+                    raise
+
+    def _launch(self):
+        self.process = subprocess.Popen([self.python, "-m", "synapse.app.homeserver", "-c", f"{self.folder}/homeserver.yaml"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=dies_with_this_process)
         deadline = time.monotonic() + 60
         while True:
             try:
-                self.call("GET", "/_matrix/client/versions")
-                break
+                keys = self.call("GET", "/_matrix/key/v2/server")
+                if f"ed25519:{self.key_version}" in keys.get("verify_keys", {}):
+                    return
+                self.process.kill()
+                self.process.wait()
+                raise PortTaken(self.port)
             except (OSError, RuntimeError):
+                if self.process.poll() is not None and "Address already in use" in self._log():
+                    raise PortTaken(self.port)
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise RuntimeError(f"Synapse did not start; see {self.folder}/homeserver.log")
                 time.sleep(0.1)
+
+    def _log(self):
+        try:
+            with open(f"{self.folder}/homeserver.log", errors="replace") as log:
+                return log.read()
+        except OSError:
+            return ""
 
     @property
     def url(self):
@@ -42,7 +71,7 @@ class Synapse:
     def _write_config(self):
         unlimited = "{per_second: 100000, burst_count: 1000000}"
         with open(f"{self.folder}/signing.key", "w") as f:
-            f.write("ed25519 a_test " + base64.b64encode(os.urandom(32)).decode().rstrip("=") + "\n")
+            f.write(f"ed25519 {self.key_version} " + base64.b64encode(os.urandom(32)).decode().rstrip("=") + "\n")
         with open(f"{self.folder}/log.yaml", "w") as f:
             f.write("version: 1\nhandlers:\n  file:\n    class: logging.FileHandler\n"
                     f"    filename: {self.folder}/homeserver.log\nroot:\n  level: WARNING\n  handlers: [file]\n"
@@ -56,7 +85,7 @@ listeners:
     type: http
     tls: false
     resources:
-      - names: [client]
+      - names: [client, keys]
         compress: false
 database:
   name: sqlite3

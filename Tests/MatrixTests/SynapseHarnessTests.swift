@@ -1,9 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The Synapse harness itself: a real homeserver starts, people register, talk in a room and
 /// read it back, and what they said survives SIGKILL and a restart on the same data. The rate
-/// limit a test can lower really answers 429, and many messages keep their order.
+/// limit a test can lower really answers 429, many messages keep their order, and a port another
+/// server took is left for another.
 @Suite("Synapse harness", .requiresSynapse, .serialized)
 struct SynapseHarnessTests {
     @Test func aConversationIsSyncedAndSurvivesKillAndRestart() async throws {
@@ -48,6 +50,21 @@ struct SynapseHarnessTests {
 
         await server.stop()
         #expect(!FileManager.default.fileExists(atPath: server.folder.path))
+    }
+
+    /// A free port is only free when it is chosen: here another Synapse holds the port the new
+    /// one is given first. The new one must notice the other (whose secret is not its own) and
+    /// start on another port, where its own secret registers people.
+    @Test func aPortAnotherSynapseTookIsLeftForAnother() async throws {
+        let other = try await SynapseServer.start()
+        let ports = Mutex([other.port])
+        let server = try await SynapseServer.start(choosePort: {
+            try ports.withLock { $0.isEmpty ? try SynapseServer.freeLoopbackPort() : $0.removeFirst() }
+        })
+        #expect(server.port != other.port)
+        #expect(try await server.registerUser("alice", password: "alice-password") == "@alice:\(server.serverName)")
+        await server.stop()
+        await other.stop()
     }
 
     @Test func aLowMessageRateLimitAnswers429() async throws {

@@ -56,6 +56,9 @@ final class SynapseServer: Sendable {
     let folder: URL
     /// The secret `registerUser` proves itself with (`registration_shared_secret`).
     let registrationSecret: String
+    /// The version of this server's signing key, unique to it: `GET /_matrix/key/v2/server`
+    /// names it, which tells this server apart from another that answers on the same port.
+    private let keyVersion: String
     private let python: String
 
     /// The running process, the task that awaits its exit, and that exit once it happened
@@ -83,6 +86,7 @@ final class SynapseServer: Sendable {
         self.serverName = serverName
         self.folder = folder
         self.registrationSecret = registrationSecret
+        keyVersion = "t" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
     }
 
@@ -96,20 +100,35 @@ final class SynapseServer: Sendable {
     // MARK: Starting
 
     /// Starts a fresh homeserver and returns once its client API answers.
-    /// - Parameter rcMessage: the message rate limit; a low one provokes 429 `M_LIMIT_EXCEEDED`.
-    ///   Every other rate limit is `RateLimit.unlimited`.
-    ///   `rcLogin` limits password sign-ins per address and per account the same way.
+    ///
+    /// The free port is only free when it is chosen: another server started at the same time
+    /// (another suite's Synapse, a browser test's) can take it before this one binds. Then this
+    /// one starts again on another port, up to `portAttempts` times.
+    /// - Parameters:
+    ///   - rcMessage: the message rate limit; a low one provokes 429 `M_LIMIT_EXCEEDED`.
+    ///     Every other rate limit is `RateLimit.unlimited`.
+    ///   - rcLogin: limits password sign-ins per address and per account the same way.
+    ///   - choosePort: gives the port of each attempt; a test of the harness hands it a taken one.
     static func start(serverName: String = "localhost", rcMessage: RateLimit = .unlimited, rcLogin: RateLimit = .unlimited,
-                      readyWithin limit: Duration = .seconds(60)) async throws -> SynapseServer {
+                      readyWithin limit: Duration = .seconds(60), portAttempts: Int = 3,
+                      choosePort: () throws -> Int = freeLoopbackPort) async throws -> SynapseServer {
         let availability = Self.availability
         if let problem = availability.problem { throw SynapseError.notInstalled(problem) }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("synapse-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let server = SynapseServer(python: availability.python, port: try freeLoopbackPort(), serverName: serverName,
-                                   folder: folder, registrationSecret: UUID().uuidString)
-        try server.writeFiles(rcMessage: rcMessage, rcLogin: rcLogin)
-        try await server.launch(readyWithin: limit)
-        return server
+        var attempt = 1
+        while true {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("synapse-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let server = SynapseServer(python: availability.python, port: try choosePort(), serverName: serverName,
+                                       folder: folder, registrationSecret: UUID().uuidString)
+            try server.writeFiles(rcMessage: rcMessage, rcLogin: rcLogin)
+            do {
+                try await server.launch(readyWithin: limit)
+                return server
+            } catch SynapseError.portTaken where attempt < portAttempts {
+                await server.stop()
+                attempt += 1
+            }
+        }
     }
 
     /// Writes `homeserver.yaml`, its log configuration, a signing key and the launcher.
@@ -123,7 +142,7 @@ final class SynapseServer: Sendable {
         var generator = SystemRandomNumberGenerator()
         for index in seed.indices { seed[index] = generator.next() }
         let key = Data(seed).base64EncodedString().replacingOccurrences(of: "=", with: "")
-        try write("ed25519 a_test \(key)\n", to: "signing.key")
+        try write("ed25519 \(keyVersion) \(key)\n", to: "signing.key")
         try write(Self.logConfig(logFile: logPath), to: "log.yaml")
         try write(Self.launcher, to: "launch_synapse.py")
         try write(Self.homeserverConfig(serverName: serverName, port: port, folder: path, registrationSecret: registrationSecret,
@@ -134,7 +153,9 @@ final class SynapseServer: Sendable {
         try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
     }
 
-    /// Starts the process and waits until `GET /_matrix/client/versions` answers 200.
+    /// Starts the process and waits until it answers on its port as itself (`answer()`).
+    /// Throws `SynapseError.portTaken` when another server answers there, or when this one
+    /// exits because the address is in use.
     private func launch(readyWithin limit: Duration) async throws {
         let process = try ChildProcess(path: python, [launcherPath, "-c", configPath])
         let exited = ExitRecord()
@@ -146,11 +167,21 @@ final class SynapseServer: Sendable {
         running.withLock { $0 = Running(process: process, exit: exit, exited: exited) }
         let started = ContinuousClock.now
         while ContinuousClock.now - started < limit {
-            if await answersVersions() { return }
+            switch await answer() {
+            case .itself:
+                return
+            case .anotherServer:
+                await terminate(signal: SIGKILL)
+                throw SynapseError.portTaken(port)
+            case .nothing:
+                break
+            }
             if let early = exited.exit.withLock({ $0 }) {
                 running.withLock { $0 = nil }
-                throw SynapseError.exitedBeforeReady(status: early.status, output: String((early.stdout + early.stderr).suffix(4000)),
-                                                     logTail: logTail())
+                let output = String((early.stdout + early.stderr).suffix(4000))
+                let log = logTail()
+                if (output + log).contains("Address already in use") { throw SynapseError.portTaken(port) }
+                throw SynapseError.exitedBeforeReady(status: early.status, output: output, logTail: log)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -158,10 +189,23 @@ final class SynapseServer: Sendable {
         throw SynapseError.notReady(within: limit, logTail: logTail())
     }
 
-    private func answersVersions() async -> Bool {
-        let request = HTTPClientRequest(method: "GET", target: "/_matrix/client/versions")
-        let response = try? await MatrixTestClient.http.send(request, host: "127.0.0.1", port: port, timeout: .seconds(5))
-        return response?.status == 200
+    /// Who answers on this server's port.
+    private enum Answer {
+        /// No one, or not yet with 200.
+        case nothing
+        /// This server: its key endpoint names this server's signing key.
+        case itself
+        /// A server with another signing key.
+        case anotherServer
+    }
+
+    /// Asks `GET /_matrix/key/v2/server`, which answers once the listener is up (as the client
+    /// API does) and names the server's signing key.
+    private func answer() async -> Answer {
+        let request = HTTPClientRequest(method: "GET", target: "/_matrix/key/v2/server")
+        guard let response = try? await MatrixTestClient.http.send(request, host: "127.0.0.1", port: port, timeout: .seconds(5)),
+              response.status == 200 else { return .nothing }
+        return String(decoding: response.body, as: UTF8.self).contains("\"ed25519:\(keyVersion)\"") ? .itself : .anotherServer
     }
 
     // MARK: Stopping and restarting
@@ -173,7 +217,8 @@ final class SynapseServer: Sendable {
     }
 
     /// Starts Synapse again on the same port with the same database (stopping it first with
-    /// SIGTERM if it is still running) and waits until it answers.
+    /// SIGTERM if it is still running) and waits until it answers. Throws
+    /// `SynapseError.portTaken` when another server took the port in the meantime.
     func restart(readyWithin limit: Duration = .seconds(60)) async throws {
         await terminate(signal: SIGTERM)
         try await launch(readyWithin: limit)
@@ -281,7 +326,8 @@ final class SynapseServer: Sendable {
         """
     }
 
-    /// A complete `homeserver.yaml`: one plain HTTP listener on loopback with the client API,
+    /// A complete `homeserver.yaml`: one plain HTTP listener on loopback with the client API
+    /// and the key endpoint (which `answer()` tells this server apart by),
     /// SQLite, no registration but by shared secret, no federation key servers, and every rate
     /// limit out of the way except `rc_message` and `rc_login` when a test sets them.
     private static func homeserverConfig(serverName: String, port: Int, folder: String, registrationSecret: String,
@@ -298,7 +344,7 @@ final class SynapseServer: Sendable {
                 tls: false
                 x_forwarded: false
                 resources:
-                  - names: [client]
+                  - names: [client, keys]
                     compress: false
             database:
               name: sqlite3
@@ -417,6 +463,8 @@ enum SynapseError: Error, CustomStringConvertible {
     case exitedBeforeReady(status: Int32, output: String, logTail: String)
     /// The client API did not answer 200 within the limit (the process was killed).
     case notReady(within: Duration, logTail: String)
+    /// Another server took the port between its choice and this server's start.
+    case portTaken(Int)
     case registrationFailed(user: String, status: Int32, output: String)
 
     var description: String {
@@ -426,10 +474,12 @@ enum SynapseError: Error, CustomStringConvertible {
         case .noFreePort(let error):
             "no free loopback port: \(String(cString: strerror(error)))"
         case .exitedBeforeReady(let status, let output, let logTail):
-            "Synapse exited with status \(status) before it answered /_matrix/client/versions\n"
+            "Synapse exited with status \(status) before it answered /_matrix/key/v2/server\n"
                 + "output:\n\(output)\nlog tail:\n\(logTail)"
         case .notReady(let limit, let logTail):
-            "Synapse did not answer /_matrix/client/versions with 200 within \(limit)\nlog tail:\n\(logTail)"
+            "Synapse did not answer /_matrix/key/v2/server with 200 within \(limit)\nlog tail:\n\(logTail)"
+        case .portTaken(let port):
+            "another server took port \(port) before Synapse could listen on it"
         case .registrationFailed(let user, let status, let output):
             "registering \(user) failed (status \(status)): \(output)"
         }
