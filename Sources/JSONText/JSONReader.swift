@@ -81,14 +81,24 @@ public struct JSONReader {
         skipWhitespace()
         guard consume(UInt8(ascii: "\"")) else { throw error("expected a string") }
         let start = index
+        var highBits: UInt8 = 0
         // Fast path: no escapes, so the text is the bytes between the quotes.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                let text: String
+                if highBits < 0x80 {
+                    // ASCII is valid UTF-8 as it is; the checking initializer is generic and,
+                    // called per string, costs more than the rest of the parse.
+                    text = String(decoding: bytes[start..<index], as: UTF8.self)
+                } else {
+                    guard let checked = String(validating: bytes[start..<index], as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                    text = checked
+                }
                 index += 1
                 return text
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
             index += 1

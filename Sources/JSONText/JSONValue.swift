@@ -116,7 +116,8 @@ extension JSONReader {
         case .string:
             return .string(try readString())
         case .object:
-            var fields: [String: JSONValue] = [:]
+            // An event's objects hold a few keys each: room for eight spares them growing twice.
+            var fields: [String: JSONValue] = Dictionary(minimumCapacity: 8)
             try readObject { reader, key in fields[key] = try reader.readValue() }
             return .object(fields)
         case .array:

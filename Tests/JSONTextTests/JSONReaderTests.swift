@@ -59,8 +59,11 @@ struct JSONReaderTests {
         #expect(throws: JSONReadError.self) { try read(json) }
     }
 
-    @Test func invalidUTF8Throws() {
-        var reader = JSONReader([UInt8(ascii: "\""), 0xC3, 0x28, UInt8(ascii: "\"")])
+    /// ASCII is taken as it is, so a string is checked as soon as one byte is not: at its start,
+    /// after ASCII, or alone at its end.
+    @Test(arguments: [[0xC3, 0x28], [0x61, 0x62, 0xFF, 0x63], [0x61, 0x80], [0x61, 0xE2, 0x82]] as [[UInt8]])
+    func invalidUTF8Throws(_ content: [UInt8]) {
+        var reader = JSONReader([UInt8(ascii: "\"")] + content + [UInt8(ascii: "\"")])
         #expect(throws: JSONReadError.self) { try reader.readString() }
     }
 
