@@ -37,6 +37,7 @@ public actor HistoryFetcher {
     private var waitingFor: HistoryPause?
     /// Messages arrived live since the last look.
     private var liveMessagesCame = false
+    private var copyFilled = false
     private var skippedLogged = false
     /// The page after the one being stored, asked for meanwhile: the homeserver reads it while
     /// this process writes the last one (still one request at a time). Taken when the policy's
@@ -75,6 +76,13 @@ public actor HistoryFetcher {
         liveMessagesCame = true
     }
 
+    /// A sync filled the copy (a first start's, told to nobody as news): the next page waits a
+    /// moment, while the page shows those chats, instead of starting at once.
+    public func copyWasFilled() {
+        copyFilled = true
+        wake()
+    }
+
     /// Runs until the task is cancelled.
     public func run() async {
         defer { ahead?.request.cancel() }
@@ -101,8 +109,10 @@ public actor HistoryFetcher {
         }
         // Chats to fetch came (the first sync, a room joined): the page hears so before the first page.
         if !pending.isEmpty, announced?.complete ?? true { await announce() }
-        let action = policy.next(live: token != nil, pending: pending, liveMessagesCame: liveMessagesCame)
-        if case .wait(_, .liveMessages) = action { liveMessagesCame = false }
+        let action = policy.next(live: token != nil, pending: pending, liveMessagesCame: liveMessagesCame, copyFilled: copyFilled)
+        // A quiet period after live messages is a longer wait than the one after a fill: it covers both.
+        if case .wait(_, .liveMessages) = action { (liveMessagesCame, copyFilled) = (false, false) }
+        if case .wait(_, .pageFilling) = action { copyFilled = false }
         return action
     }
 

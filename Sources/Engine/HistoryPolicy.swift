@@ -17,6 +17,9 @@ import Upstream
 ///   `quietAfterLive` has passed without one. A homeserver serves a live message more slowly
 ///   while it is reading history for anyone (Synapse on SQLite does its database work on one
 ///   connection), so the person's conversation goes first.
+/// - After the sync that filled the copy (a first start: every chat's last messages at once), the
+///   first page waits `settleAfterFill`: the page is showing those chats then, and history read
+///   at the same moment takes the cores the page draws with.
 /// - A live message that comes while a page is being read still waits for that page, so pages are
 ///   kept to about `targetPageDuration` of the homeserver's time: the first is small, and each next
 ///   one is sized from how long the last took (at most twice as big, within `pageSizes`). Big
@@ -43,6 +46,7 @@ public struct HistoryPolicy: Sendable, Equatable {
     public var minimumRateLimitWait: Duration
     public var fullStorageWait: Duration
     public var quietAfterLive: Duration
+    public var settleAfterFill: Duration
     /// How long a page should keep the homeserver busy.
     public var targetPageDuration: Duration
     /// The smallest and largest page asked for.
@@ -56,13 +60,14 @@ public struct HistoryPolicy: Sendable, Equatable {
 
     public init(backoff: Backoff = Backoff(base: .seconds(1), cap: .seconds(60)), idleWait: Duration = .seconds(2),
                 minimumRateLimitWait: Duration = .milliseconds(500), fullStorageWait: Duration = .seconds(30),
-                quietAfterLive: Duration = .seconds(5), targetPageDuration: Duration = .milliseconds(150),
-                pageSizes: ClosedRange<Int> = 25...250) {
+                quietAfterLive: Duration = .seconds(5), settleAfterFill: Duration = .seconds(2),
+                targetPageDuration: Duration = .milliseconds(150), pageSizes: ClosedRange<Int> = 25...250) {
         self.backoff = backoff
         self.idleWait = idleWait
         self.minimumRateLimitWait = minimumRateLimitWait
         self.fullStorageWait = fullStorageWait
         self.quietAfterLive = quietAfterLive
+        self.settleAfterFill = settleAfterFill
         self.targetPageDuration = targetPageDuration
         self.pageSizes = pageSizes
         self.pageSize = pageSizes.lowerBound
@@ -70,11 +75,12 @@ public struct HistoryPolicy: Sendable, Equatable {
 
     /// What to do when ready for the next page: `live` is whether syncing is live now, `pending`
     /// the chats still to fetch, most recently active first, `liveMessagesCame` whether messages
-    /// arrived live since the last look.
-    public func next(live: Bool, pending: [HistoryStart], liveMessagesCame: Bool = false) -> Action {
+    /// arrived live since the last look, `copyFilled` whether a sync filled the copy since then.
+    public func next(live: Bool, pending: [HistoryStart], liveMessagesCame: Bool = false, copyFilled: Bool = false) -> Action {
         guard live else { return .wait(idleWait, .notSyncing) }
         guard let first = pending.first else { return .wait(idleWait, .nothingPending) }
         if liveMessagesCame { return .wait(quietAfterLive, .liveMessages) }
+        if copyFilled { return .wait(settleAfterFill, .pageFilling) }
         return .fetch(first, limit: pageSize)
     }
 
@@ -124,4 +130,6 @@ public enum HistoryPause: String, Sendable, Equatable {
     case storageFull
     /// Messages are flowing live: the conversation goes first.
     case liveMessages
+    /// A sync has just filled the copy: the page shows those chats first.
+    case pageFilling
 }

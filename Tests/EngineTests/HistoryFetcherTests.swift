@@ -237,6 +237,25 @@ struct HistoryFetcherTests {
         #expect(room.positionsAsked.count == 3, "then the pages, one after the other")
     }
 
+    @Test func theFirstPageAfterTheCopyWasFilledWaitsWhileThePageShowsIt() async throws {
+        let room = RoomHistory(count: 300, pageSize: 250)
+        try await firstSync(room, live: 50)
+        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(settleAfterFill: .seconds(2), pageSizes: 250...250),
+                                     environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
+        await fetcher.copyWasFilled()
+        let task = Task { await fetcher.run() }
+        defer { task.cancel() }
+        await clock.waitForSleepers(1)
+        #expect(room.positionsAsked.isEmpty, "the page is showing the chats: no page of history yet")
+        #expect(clock.nextDeadline == .seconds(2))
+        clock.advance(by: .seconds(2))
+        for await event in events {
+            if case .history(_, let progress, _) = event, progress.complete { break }
+        }
+        #expect(room.positionsAsked == ["before 251"], "then the page, with no further wait")
+    }
+
     /// Were the next page asked for only after the last one is stored, this test would wait
     /// forever (its time limit fails it).
     @Test(.timeLimit(.minutes(1))) func theNextPageIsReadByTheHomeserverWhileTheLastIsStored() async throws {

@@ -21,6 +21,15 @@ struct HistoryPolicyTests {
         #expect(policy.next(live: true, pending: rooms, liveMessagesCame: false) == .fetch(rooms[0], limit: policy.pageSize))
     }
 
+    @Test func afterTheSyncThatFilledTheCopyTheFirstPageWaitsAMoment() {
+        let policy = HistoryPolicy(quietAfterLive: .seconds(5), settleAfterFill: .seconds(2))
+        #expect(policy.next(live: true, pending: rooms, copyFilled: true) == .wait(.seconds(2), .pageFilling))
+        #expect(policy.next(live: true, pending: rooms, liveMessagesCame: true, copyFilled: true) == .wait(.seconds(5), .liveMessages),
+                "the longer wait of the two")
+        #expect(policy.next(live: true, pending: [], copyFilled: true) == .wait(policy.idleWait, .nothingPending))
+        #expect(policy.next(live: true, pending: rooms, copyFilled: false) == .fetch(rooms[0], limit: policy.pageSize))
+    }
+
     @Test func aRateLimitWaitsWhatItAsksAndAtLeastTheMinimum() {
         var policy = HistoryPolicy()
         #expect(policy.failed(.rateLimited(retryAfter: .seconds(7)), at: rooms[0], jitter: 0) == .wait(.seconds(7), .rateLimited))

@@ -32,7 +32,7 @@ struct DashboardHub: Sendable {
                 for sender in outboxes.all { await sender.wake(.syncing) }
             }
         case let .messages(account, messages, delivery, usage, chats):
-            if delivery == .silent { await history?.wake() }
+            if delivery == .silent { await history?.copyWasFilled() }
             if delivery == .live { await history?.liveMessagesArrived() }
             let event = MessagesEvent(account: account.description, messages: messages, notify: delivery.notifies, storage: usage,
                                       chats: chats, caughtUp: delivery == .caughtUp)
