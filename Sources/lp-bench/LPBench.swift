@@ -52,7 +52,7 @@ enum LPBench {
               matrix-account
                        an account of many rooms on a real Synapse, each with messages, reactions and a thread: the
                        dashboard's first start until the chat list is on screen in headless Chromium, vs a bare client's
-                       sign-in and one filtered initial /sync of the same account, alternated     --rooms 200  --rounds 3
+                       sign-in and one filtered initial /sync of the same account, alternated     --rooms 200  --rounds 5
                        --python PATH  --dashboard-log FILE (each round's dashboard logs at trace level to FILE.N)
               push-rules
                        the account's push rules run for each event (flattened, then every rule in order), this evaluator
@@ -173,7 +173,7 @@ enum LPBench {
             case "matrix-account":
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
                 Report.printTable(try MatrixAccountBenchmark.run(rooms: Int(option("--rooms", in: arguments, default: "200")) ?? 200,
-                                                                 rounds: Int(option("--rounds", in: arguments, default: "3")) ?? 3, python: python,
+                                                                 rounds: Int(option("--rounds", in: arguments, default: "5")) ?? 5, python: python,
                                                                  dashboardLog: arguments.contains("--dashboard-log") ? option("--dashboard-log", in: arguments, default: "") : nil))
             case "push-rules":
                 let python = arguments.firstIndex(of: "--python").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }

@@ -55,7 +55,7 @@ enum Report {
             try PushRuleBenchmark.run(events: quick ? 5000 : 20000, seed: 51, python: nil)
         }
         await section("Matrix: an account of many rooms, first start to the chat list, vs a bare initial /sync") {
-            try MatrixAccountBenchmark.run(rooms: quick ? 50 : 200, rounds: quick ? 1 : 3, python: nil)
+            try MatrixAccountBenchmark.run(rooms: quick ? 50 : 200, rounds: quick ? 1 : 5, python: nil)
         }
         await section("fan-out vs nginx + Nchan") { try FanOutBenchmark.run(subscribers: quick ? [1, 1000] : [1, 100, 1000, 5000], rounds: quick ? 5 : 20,
                                                                                 repeats: quick ? 1 : 3) }
