@@ -176,6 +176,7 @@ public actor MessageStore {
                 var lowestLocalID = older != nil ? try oldestLocalID(of: account) : 0
                 let relations = RelationWork(connection: connection, account: account)
                 let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
+                let waiting = batch.contains { $0.eventId != nil } ? try relations.waiting() : .none
                 var related: [UpstreamMessage] = []
                 var insertedEvents: [String] = []
                 var threadRoots: [String] = []
@@ -293,7 +294,7 @@ public actor MessageStore {
                     threadRoots += try relations.setThreadCounts(of: chatID, to: counts.threads)
                 }
                 if !related.isEmpty || !insertedEvents.isEmpty || !threadRoots.isEmpty {
-                    addedBytes += try relations.apply(related, inserted: insertedEvents, threadRoots: threadRoots, to: &outcome)
+                    addedBytes += try relations.apply(related, inserted: insertedEvents, threadRoots: threadRoots, waiting: waiting, to: &outcome)
                 }
                 // A batch of deletions and shorter edits frees space: it is never refused for space.
                 if let quota = usage.quotaBytes, usage.usedBytes + addedBytes > quota, related.isEmpty || addedBytes > 0 {

@@ -11,6 +11,25 @@ struct RelationWork {
 
     var accountValue: SQLiteValue { .integer(account.rawValue) }
 
+    /// Relations stored before a batch whose targets may come in it: only those make the batch's
+    /// new messages worth looking up one by one (an edit, reaction or thread reply in the batch
+    /// itself names its target as it is applied).
+    struct Waiting {
+        var edits: Bool
+        var reactions: Bool
+        var threadReplies: Bool
+
+        static let none = Waiting(edits: false, reactions: false, threadReplies: false)
+    }
+
+    /// What is stored now that may wait for a message still to come: read before a batch is.
+    func waiting() throws -> Waiting {
+        Waiting(edits: try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM message_edits WHERE account = ?)", accountValue) == 1,
+                reactions: try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM reactions WHERE account = ?)", accountValue) == 1,
+                threadReplies: try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM messages WHERE account = ? AND thread_root_event IS NOT NULL)",
+                                                        accountValue) == 1)
+    }
+
     func anyRedactionKept() throws -> Bool {
         try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM redacted_events WHERE account = ?)", accountValue) == 1
     }
@@ -23,7 +42,10 @@ struct RelationWork {
     /// Applies `related` in batch order, then the kept edits of the messages just `inserted`;
     /// records what changed in `outcome` and returns the change in stored bytes.
     /// `threadRoots`: the first messages of the threads the inserted messages reply in.
-    func apply(_ related: [UpstreamMessage], inserted: [String], threadRoots: [String] = [], to outcome: inout AppliedBatch) throws -> Int64 {
+    /// `waiting`: what was stored before the batch (``waiting()``), which the inserted messages
+    /// may be the targets of.
+    func apply(_ related: [UpstreamMessage], inserted: [String], threadRoots: [String] = [], waiting: Waiting,
+               to outcome: inout AppliedBatch) throws -> Int64 {
         var bytes: Int64 = 0
         var targets: [String] = []
         var reacted: [String] = []
@@ -53,7 +75,7 @@ struct RelationWork {
                 continue
             }
         }
-        if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM message_edits WHERE account = ?)", accountValue) == 1 {
+        if !inserted.isEmpty, waiting.edits {
             let waiting = try connection.statement("SELECT 1 FROM message_edits WHERE account = ?1 AND target_event_id = ?2 LIMIT 1")
             for eventID in inserted {
                 let pending = try waiting.query([accountValue, .text(eventID)], row: { _ in true })
@@ -65,7 +87,7 @@ struct RelationWork {
             bytes += try showLatestEdit(of: target, outcome: &outcome)
         }
         // Reactions that came before their message (a page of history, newest first) show on it now.
-        if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM reactions WHERE account = ?)", accountValue) == 1 {
+        if !inserted.isEmpty, waiting.reactions {
             for eventID in inserted where try hasReactions(to: eventID) { reacted.append(eventID) }
         }
         var shown = Set<String>()
@@ -73,7 +95,7 @@ struct RelationWork {
             try showReactions(of: target, outcome: &outcome)
         }
         // A thread's first message that came after its replies (history, newest first) counts them.
-        if !inserted.isEmpty, try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM messages WHERE account = ? AND thread_root_event IS NOT NULL)", accountValue) == 1 {
+        if !inserted.isEmpty, waiting.threadReplies {
             for eventID in inserted where try hasThreadReplies(eventID) { threads.append(eventID) }
         }
         var counted = Set<String>()
