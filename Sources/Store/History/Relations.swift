@@ -76,9 +76,9 @@ struct RelationWork {
             }
         }
         if !inserted.isEmpty, waiting.edits {
-            let waiting = try connection.statement("SELECT 1 FROM message_edits WHERE account = ?1 AND target_event_id = ?2 LIMIT 1")
+            let editOf = try connection.statement("SELECT 1 FROM message_edits WHERE account = ?1 AND target_event_id = ?2 LIMIT 1")
             for eventID in inserted {
-                let pending = try waiting.query([accountValue, .text(eventID)], row: { _ in true })
+                let pending = try editOf.query([accountValue, .text(eventID)], row: { _ in true })
                 if !pending.isEmpty { targets.append(eventID) }
             }
         }
