@@ -171,12 +171,13 @@ public actor MessageStore {
                 var chats: [Int64: ChatGrowth] = [:]
                 var chatNames: [Int64: String] = [:]
                 var highest = Int64.min
+                let carriesEvents = batch.contains { $0.eventId != nil }
                 // Messages known by event id are numbered here, after everything the stream has had.
-                var lastLocalID = older == nil && batch.contains { $0.eventId != nil } ? try newestLocalID(of: account) : 0
+                var lastLocalID = older == nil && carriesEvents ? try newestLocalID(of: account) : 0
                 var lowestLocalID = older != nil ? try oldestLocalID(of: account) : 0
                 let relations = RelationWork(connection: connection, account: account)
-                let redactionsKept = batch.contains { $0.eventId != nil } ? try relations.anyRedactionKept() : false
-                let waiting = batch.contains { $0.eventId != nil } ? try relations.waiting() : .none
+                let redactionsKept = carriesEvents ? try relations.anyRedactionKept() : false
+                let waiting = carriesEvents ? try relations.waiting() : .none
                 var related: [UpstreamMessage] = []
                 var insertedEvents: [String] = []
                 var threadRoots: [String] = []
