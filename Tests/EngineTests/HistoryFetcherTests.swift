@@ -220,40 +220,37 @@ struct HistoryFetcherTests {
 
     @Test func liveMessagesMakeTheNextPageWaitForAQuietPeriod() async throws {
         let room = RoomHistory(count: 600, pageSize: 250)
-        try await firstSync(room, live: 50)
-        let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(quietAfterLive: .seconds(5), pageSizes: 250...250),
-                                     environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
-        await fetcher.liveMessagesArrived()
-        let task = Task { await fetcher.run() }
-        defer { task.cancel() }
-        await clock.waitForSleepers(1)
-        #expect(room.positionsAsked.isEmpty, "a conversation is going on: no page yet")
-        #expect(clock.nextDeadline == .seconds(5))
-        clock.advance(by: .seconds(5))
-        for await event in events {
-            if case .history(_, let progress, _) = event, progress.complete { break }
-        }
+        try await expectTheFirstPageToWait(.seconds(5), in: room, policy: HistoryPolicy(quietAfterLive: .seconds(5), pageSizes: 250...250),
+                                           "a conversation is going on: no page yet") { await $0.liveMessagesArrived() }
         #expect(room.positionsAsked.count == 3, "then the pages, one after the other")
     }
 
     @Test func theFirstPageAfterTheCopyWasFilledWaitsWhileThePageShowsIt() async throws {
         let room = RoomHistory(count: 300, pageSize: 250)
+        try await expectTheFirstPageToWait(.seconds(2), in: room, policy: HistoryPolicy(settleAfterFill: .seconds(2), pageSizes: 250...250),
+                                           "the page is showing the chats: no page of history yet") { await $0.copyWasFilled() }
+        #expect(room.positionsAsked == ["before 251"], "then the page, with no further wait")
+    }
+
+    /// After a first sync of `room`, runs a fetcher that was `told` something before it started:
+    /// no page is asked for and its first wait is `wait`; then the clock moves on by that much and
+    /// this returns once the whole history is in.
+    private func expectTheFirstPageToWait(_ wait: Duration, in room: RoomHistory, policy: HistoryPolicy, _ why: Comment,
+                                          told: (HistoryFetcher) async -> Void) async throws {
         try await firstSync(room, live: 50)
         let (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
-        let fetcher = HistoryFetcher(store: store, upstream: room, policy: HistoryPolicy(settleAfterFill: .seconds(2), pageSizes: 250...250),
+        let fetcher = HistoryFetcher(store: store, upstream: room, policy: policy,
                                      environment: EngineEnvironment(clock: clock), liveSession: { "token" }, emit: { sink.yield($0) })
-        await fetcher.copyWasFilled()
+        await told(fetcher)
         let task = Task { await fetcher.run() }
         defer { task.cancel() }
         await clock.waitForSleepers(1)
-        #expect(room.positionsAsked.isEmpty, "the page is showing the chats: no page of history yet")
-        #expect(clock.nextDeadline == .seconds(2))
-        clock.advance(by: .seconds(2))
+        #expect(room.positionsAsked.isEmpty, why)
+        #expect(clock.nextDeadline == wait)
+        clock.advance(by: wait)
         for await event in events {
             if case .history(_, let progress, _) = event, progress.complete { break }
         }
-        #expect(room.positionsAsked == ["before 251"], "then the page, with no further wait")
     }
 
     /// Were the next page asked for only after the last one is stored, this test would wait
